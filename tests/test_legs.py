@@ -161,3 +161,27 @@ def test_expressions_refuse_copied_values_and_unknown_names():
     with pytest.raises(expressions.ExpressionError):
         expressions.parse("__import__('os')")
     assert expressions.evaluate("digital_root(s0 + s3)", {0: 1692, 3: 13}) == 4  # 1705 -> 1+7+0+5 = 13 -> 4
+
+
+def test_a_malformed_page_costs_only_the_legs_that_touch_it(tmp_path, shared_cache):
+    import shutil
+    import sqlite3
+    snap = tmp_path / "snapshot"
+    shutil.copytree(PROJECT_ROOT / "snapshots" / "default", snap)
+    good, _ = generate(tmp_path / "good", shared_cache, "easy", "linear", count=2, seed=21)
+    victim = good.accepted[0].seed_title
+    with sqlite3.connect(snap / "pages.sqlite") as conn:
+        conn.execute("UPDATE pages SET json = ? WHERE title = ?", ('{"title": "broken', victim))
+    ctx = StageContext.create(load_settings(cache_path=tmp_path / "c.sqlite", snapshot_dir=snap))
+    # a leg asked to start there is rejected with the reason; the run says how many it made
+    params = GenerationParams(level="easy", variant="linear", count=1, seed=0, seed_title=victim)
+    with pytest.raises(BudgetExhausted):
+        run_generation(params, tmp_path / "seeded", ctx.settings, local_map_stage(ctx))
+    reasons = {r["reason"] for r in pq.read_table(tmp_path / "seeded" / "rejected.parquet").to_pylist()}
+    assert any("malformed" in r and victim in r for r in reasons)
+    # an ordinary run goes around the page and completes
+    result = run_generation(GenerationParams(level="easy", variant="linear", count=2, seed=21), tmp_path / "run",
+                            ctx.settings, local_map_stage(ctx))
+    assert len(result.accepted) == 2
+    assert all(s.page_title != victim for leg in result.accepted for s in leg.stops)
+    assert victim in ctx.bad_pages

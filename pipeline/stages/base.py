@@ -30,7 +30,7 @@ class StageContext:
     llm: Any = None                       # pipeline.llm.LLMClient when configured
     _store: Any = None
     _memo: dict = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _lock: threading.RLock = field(default_factory=threading.RLock)  # re-entrant: a memo may read pages
 
     @classmethod
     def create(cls, settings: Settings, preset_overrides: list[str] | None = None, toolbox: Toolbox | None = None,
@@ -44,6 +44,21 @@ class StageContext:
             from pipeline.snapshot.store import SnapshotStore
             self._store = SnapshotStore.open(self.settings.snapshot_dir)
         return self._store
+
+    def page(self, title: str):
+        """A snapshot page, or None when it is missing or malformed (a malformed page is noted
+        in ``bad_pages`` and costs only the legs that would have used it)."""
+        try:
+            return self.store.get(title)
+        except (ValueError, TypeError, KeyError) as exc:
+            with self._lock:
+                self._memo.setdefault("bad_pages", {})[title] = f"{type(exc).__name__}: {exc}"
+            return None
+
+    @property
+    def bad_pages(self) -> dict[str, str]:
+        """title -> why the page could not be read (malformed in the snapshot)."""
+        return dict(self._memo.get("bad_pages", {}))
 
     def memo(self, key: str, compute):
         with self._lock:

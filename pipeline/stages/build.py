@@ -131,7 +131,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     if leg.variant == "dag":  # diamonds fork places and countries: prefer them
         role_cycle = [["place", "country", "number"], ["country", "place", "number"], ["place", "number"], ["number", "place"]]
     for i, title in enumerate(plan["route"]):
-        page = ctx.store.get(title)
+        page = ctx.page(title)
+        if page is None:
+            raise Rejected(f"build: page {title!r} is missing or malformed")
         facts = [f for f in page_facts(page, preset.extraction) if resolvable(f, ctx)]
         if not facts:
             raise Rejected(f"build: no usable fact on {title!r}")

@@ -14,7 +14,7 @@ def seed_candidates(ctx: StageContext) -> list[str]:
     def compute() -> list[str]:
         out = []
         for title in ctx.store.titles():
-            page = ctx.store.get(title)
+            page = ctx.page(title)
             if page is None or not page.infobox:
                 continue
             if sum(link.in_snapshot for link in page.links) >= 3 and infobox_facts(page):
@@ -29,30 +29,35 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     candidates = seed_candidates(ctx)
     if leg.variant == "dag":  # a DAG leg forks a place or a country: start where one is at hand
         forkable = ctx.memo("seed_candidates_dag", lambda: [
-            t for t in candidates if any(f.role in ("place", "country") for f in infobox_facts(ctx.store.get(t)))])
+            t for t in candidates if any(f.role in ("place", "country") for f in infobox_facts(ctx.page(t)))])
         candidates = forkable or candidates
     if not candidates:
         raise Rejected("crawl: the snapshot has no page usable as a seed")
     seed = leg.metadata.get("seed_title") or candidates[rng.randrange(len(candidates))]
-    page = ctx.store.get(seed)
+    page = ctx.page(seed)
     if page is None:
-        raise Rejected(f"crawl: seed page {seed!r} not in the snapshot")
+        bad = ctx.bad_pages.get(seed)
+        raise Rejected(f"crawl: seed page {seed!r} " + (f"is malformed ({bad})" if bad else "not in the snapshot"))
     leg.seed_title, leg.seed_url = page.title, page.url
     limit = int(ctx.generation["max_crawl_pages"])
     depth_of = {page.title: 0}
     edges: dict[str, list[str]] = {}
     queue = deque([page.title])
+    skipped: dict[str, str] = {}
     while queue:
         title = queue.popleft()
-        current = ctx.store.get(title)
-        if current is None:
+        current = ctx.page(title)
+        if current is None:  # malformed or missing: the crawl goes around it and says so
+            depth_of.pop(title, None)
+            bad = ctx.bad_pages.get(title)
+            skipped[title] = f"malformed: {bad}" if bad else "not in the snapshot"
             continue
         targets = sorted({l.title for l in current.links if l.in_snapshot and l.title != title})
         edges[title] = targets
         if depth_of[title] >= preset.crawl_depth:
             continue
         for target in targets:
-            if target not in depth_of and len(depth_of) < limit:
+            if target not in depth_of and target not in skipped and len(depth_of) < limit:
                 depth_of[target] = depth_of[title] + 1
                 queue.append(target)
     if len(depth_of) < 2:
@@ -62,4 +67,6 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         "edges": {t: [x for x in v if x in depth_of] for t, v in sorted(edges.items())},
         "seed_url": title_to_url(page.title),
     }
+    if skipped:
+        leg.metadata["crawl"]["skipped_pages"] = dict(sorted(skipped.items()))
     return leg

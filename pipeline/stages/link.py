@@ -56,7 +56,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             continue
         source = None
         for i in reversed(visited):
-            page = ctx.store.get(leg.stops[i].page_title)
+            page = ctx.page(leg.stops[i].page_title)
             if page and any(l.title == stop.page_title for l in page.links):
                 source = i
                 break
@@ -67,7 +67,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             visited.append(stop.index)
             continue
         else:
-            query, how = find_query(ctx, ctx.store.get(stop.page_title), leg_titles)
+            query, how = find_query(ctx, ctx.page(stop.page_title), leg_titles)
             stop.transition = Transition(kind=SEARCH_QUERY, from_stop=visited[-1], search_query=query,
                                          target_url=stop.page_url)
             obscurity.append("search_" + how)

@@ -28,7 +28,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     edges = crawl["edges"]
     usable = {}
     for title in sorted(depth):
-        page = ctx.store.get(title)
+        page = ctx.page(title)
         if page is not None and page_facts(page, preset.extraction):
             usable[title] = page
     if leg.seed_title not in usable:

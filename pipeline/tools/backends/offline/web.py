@@ -53,7 +53,10 @@ def page_result(page, section: str | None = None) -> dict:
 @implements("fetch_webpage", "offline")
 def fetch_webpage(args: dict, ctx: BackendContext) -> dict:
     store = snapshot_store(ctx)
-    page = store.get(args["url"])
+    try:
+        page = store.get(args["url"])
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ToolError(f"page {args['url']} is malformed in the snapshot: {type(exc).__name__}: {exc}") from None
     if page is None:
         raise ToolError(f"page not found in the snapshot: {args['url']}")
     result = page_result(page, args.get("section"))
