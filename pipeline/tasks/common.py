@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,15 @@ class Report:
     columns: list[str]
     rows: list[list[Any]]
     failures: list[Failure] = field(default_factory=list)
+
+
+def verify_all(rows: list[dict], verify_row, workers: int = 2) -> tuple[dict[str, Any], list[Failure]]:
+    """Re-verify every row in parallel; the checks by task id and the failures in task-id order.
+
+    Checks are whatever ``verify_row`` returns; they need ``ok`` and ``detail``."""
+    with ThreadPoolExecutor(workers) as pool:
+        checks = dict(zip([r["task_id"] for r in rows], pool.map(verify_row, rows)))
+    return checks, [Failure(tid, c.detail) for tid, c in sorted(checks.items()) if not c.ok]
 
 
 def family_module(name: str):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cache import canonical_json
-from pipeline.tasks.common import Failure, GoldenTrace, Report, write_task_table
+from pipeline.tasks.common import Failure, GoldenTrace, Report, verify_all, write_task_table
 from pipeline.tasks.git.generate import KINDS, Scenario, generate
 from pipeline.tasks.git.replay import GitCommandError, replay, split_commands
 from pipeline.tasks.git.trees import default_tree, level_flags, reduce_tree, trees_match
@@ -134,9 +134,7 @@ def verify_row(row: dict) -> LevelCheck:
 
 def validate(rows: list[dict], toolbox=None) -> Report:
     start = time.perf_counter()
-    with ThreadPoolExecutor(WORKERS) as pool:
-        checks = dict(zip([r["task_id"] for r in rows], pool.map(verify_row, rows)))
-    failures = [Failure(tid, c.detail) for tid, c in sorted(checks.items()) if not c.ok]
+    checks, failures = verify_all(rows, verify_row, WORKERS)
     return _report(f"git: validated {len(rows)} tasks ({time.perf_counter() - start:.1f} s)", rows, checks, failures)
 
 

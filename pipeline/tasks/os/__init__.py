@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cache import canonical_json
-from pipeline.tasks.common import Failure, GoldenTrace, Report, write_task_table
+from pipeline.tasks.common import Failure, GoldenTrace, Report, verify_all, write_task_table
 from pipeline.tasks.os import agentbench
 from pipeline.tasks.os.generate import DOMAINS, OsTask, generate
 from pipeline.tasks.os.sandbox import SandboxUnavailable, run_session, sandbox_available
@@ -168,9 +168,7 @@ def verify_row(row: dict) -> TaskCheck:
 
 def validate(rows: list[dict], toolbox=None) -> Report:
     start = time.perf_counter()
-    with ThreadPoolExecutor(WORKERS) as pool:
-        checks = dict(zip([r["task_id"] for r in rows], pool.map(verify_row, rows)))
-    failures = [Failure(tid, c.detail) for tid, c in sorted(checks.items()) if not c.ok]
+    checks, failures = verify_all(rows, verify_row, WORKERS)
     return _report(f"os: validated {len(rows)} tasks ({time.perf_counter() - start:.1f} s)", rows, checks, failures)
 
 
