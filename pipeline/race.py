@@ -123,8 +123,19 @@ def run_oracle(leg: Leg, toolbox: Toolbox, log: ToolLog) -> TrialResult:
                             for k, v in args.items()}
                     ok, _, data = call_tool(toolbox, log, step.tool, args)
                     outputs[step.output_key] = _get_path(data, step.extract) if ok and data is not None else None
-    return TrialResult(leg.leg_id, "oracle", 0, None if leg.passcode is None else str(leg.passcode),
-                       steps=log.calls, wall_time_s=round(time.monotonic() - start, 3))
+    answer = None if leg.passcode is None else str(leg.passcode)
+    return TrialResult(leg.leg_id, "oracle", 0, answer, steps=log.calls, wall_time_s=round(time.monotonic() - start, 3),
+                       messages=[worked_solution(leg, answer)])
+
+
+def worked_solution(leg: Leg, answer: str | None) -> str:
+    """The oracle's closing message: every clue's value, as a careful agent would write its working.
+
+    Reason-stop values never pass through a tool, so without this the oracle's intermediate
+    accuracy would understate what it knew."""
+    lines = [f"Clue {stop.index}: {json.dumps(stop.value, ensure_ascii=False, default=str)}"
+             for stop in leg.stops if stop.value is not None]
+    return "\n".join(lines + [f"ANSWER: {answer}"])
 
 
 # ---- random ------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pipeline.config import load_settings
 from pipeline.tools.backends.live.http import LiveServiceError
 from pipeline.tools.registry import Toolbox
 
-WIKITEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikipedia" / "wtf_wikipedia_cache"
+WIKITEXT = Path(__file__).resolve().parent / "fixtures" / "live"   # a real article, served by the stand-in API
 
 
 def make_toolbox(server: ScriptedServer, tmp_path, **live) -> Toolbox:

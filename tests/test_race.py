@@ -53,6 +53,7 @@ def test_oracle_on_aar_leg_runs_recorded_chains(tmp_path, toolbox):
     d = run_trial(leg, "oracle", tmp_path / "runs", toolbox=toolbox)
     [s] = score_trials([leg], load_trials(tmp_path / "runs"))
     assert (s.fa, s.pvr, s.rcr) == (1, 1.0, 1.0) and s.answer == "8"
+    assert s.intermediate == 1.0        # reason-stop values reach the log only through the worked solution
     # merge code really ran in the sandbox: 6011488 + 43094 = 6054582
     assert "6054582" in (d / "tool_log.jsonl").read_text()
 
