@@ -108,7 +108,7 @@ def regenerate(out: Path, count: int, seed: int, families: list[str], repo_id: s
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m flows.regenerate", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m flows.regenerate", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, default=PROJECT_ROOT / "data" / "release")
     p.add_argument("--count", type=int, default=5, help="legs per level and variant")
     p.add_argument("--seed", type=int, default=0)

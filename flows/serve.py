@@ -19,7 +19,7 @@ from pipeline.config import PROJECT_ROOT
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m flows.serve", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m flows.serve", description=__doc__.split("\n\n")[0])
     p.add_argument("--cron", default="0 3 * * 1", help="schedule (cron syntax, UTC)")
     p.add_argument("--count", type=int, default=5)
     p.add_argument("--out", default=str(PROJECT_ROOT / "data" / "release"))

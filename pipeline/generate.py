@@ -13,7 +13,7 @@ from pipeline.model import LEVELS, VARIANTS
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m pipeline.generate", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m pipeline.generate", description=__doc__.split("\n\n")[0])
     p.add_argument("--difficulty", "--level", dest="level", choices=LEVELS, required=True)
     p.add_argument("--variant", choices=VARIANTS, default="dag")
     p.add_argument("--count", type=int, default=3)

@@ -139,7 +139,7 @@ def upload(folder: Path, repo_id: str, *, token: str, endpoint: str, private: bo
 
 # ---- CLI -------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m pipeline.publish", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m pipeline.publish", description=__doc__.split("\n\n")[0])
     p.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repository")
     p.add_argument("--legs", action="append", type=Path, default=[], metavar="RUN_DIR",
                    help="a generate run directory (with legs.parquet and run.json); repeatable")

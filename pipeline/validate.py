@@ -74,7 +74,7 @@ def validate_dir(path: Path, settings) -> tuple[int, list[tuple[str, str]], dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pipeline.validate", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m pipeline.validate", description=__doc__.split("\n\n")[0])
     p.add_argument("path", type=Path, help="a run directory (with legs.parquet) or a legs.parquet file")
     p.add_argument("--cache", type=Path, default=None)
     p.add_argument("--snapshot", type=Path, default=None)

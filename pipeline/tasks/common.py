@@ -173,7 +173,8 @@ def _toolbox(cache: str | None, replay: bool):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.tasks", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pipeline.tasks",
+                                     description="Build or validate a task set (math, atp, os, git) with verified golden traces.")
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="generate, verify and write a task set")
     b.add_argument("--family", required=True, choices=FAMILIES)
