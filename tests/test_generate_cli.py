@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pyarrow.parquet as pq
 
@@ -49,3 +51,32 @@ def test_validate_fails_naming_the_leg_when_the_cache_is_gone(tmp_path):
     val = run(["pipeline.validate", str(out)], env)
     assert val.returncode == 1
     assert f"FAIL {leg_id}" in val.stdout and "replay" in val.stdout
+
+
+def test_a_run_killed_midway_resumes_to_the_same_bytes(tmp_path):
+    """kill -9 during generation, then the same command again: the result equals an uninterrupted run."""
+    args = ["pipeline.generate", "--difficulty", "medium", "--variant", "dag", "--count", "4", "--seed", "11",
+            "--task-runner", "local"]
+    whole_env = {**os.environ, "LEGWORK_CACHE": str(tmp_path / "whole.sqlite")}
+    whole = run([*args, "--out", str(tmp_path / "whole")], whole_env)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+
+    env = {**os.environ, "LEGWORK_CACHE": str(tmp_path / "cut.sqlite")}
+    out = tmp_path / "cut"
+    proc = subprocess.Popen([sys.executable, "-m", *args, "--out", str(out)], cwd=PROJECT_ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not list(out.glob("artifacts/*/3-build.parquet")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be interrupted"
+    assert not (out / "legs.parquet").exists()
+    finished = {p: p.stat().st_mtime_ns for p in out.glob("artifacts/*/*.parquet")}
+    assert finished
+
+    resumed = run([*args, "--out", str(out)], env)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert (out / "legs.parquet").read_bytes() == (tmp_path / "whole" / "legs.parquet").read_bytes()
+    assert (out / "rejected.parquet").read_bytes() == (tmp_path / "whole" / "rejected.parquet").read_bytes()
+    assert all(p.stat().st_mtime_ns == t for p, t in finished.items()), "finished artifacts were redone"
