@@ -22,7 +22,7 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.cache import canonical_json
+from pipeline.cache import ReplayMiss, canonical_json
 from pipeline.config import Settings
 from pipeline.model import ARTIFACT_SCHEMA, DETOUR, ROADBLOCK, ROUTE_INFO, Leg
 from pipeline.stages import STAGE_MODULES
@@ -99,6 +99,8 @@ def apply_stage(stage: str, legs: list[Leg], ctx: StageContext) -> list[tuple[Le
             out.append((module.run(leg, ctx), None))
         except Rejected as exc:
             out.append((leg, str(exc)))
+        except ReplayMiss as exc:  # replay mode and a call never recorded: the message names the call
+            out.append((leg, f"{stage}: {exc}"))
         except Exception as exc:  # errors are data: one bad page or tool never stops the run
             out.append((leg, f"{stage}: unexpected {type(exc).__name__}: {exc}"))
     return out
