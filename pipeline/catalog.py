@@ -74,3 +74,13 @@ def roadblock_templates(templates_dir: Path = TEMPLATES_DIR) -> dict[str, dict]:
 @lru_cache(maxsize=4)
 def diamond_types(templates_dir: Path = TEMPLATES_DIR) -> dict[str, dict]:
     return _load("roadblocks.toml", templates_dir)["diamonds"]
+
+
+@lru_cache(maxsize=4)
+def diamond_only_templates(templates_dir: Path = TEMPLATES_DIR) -> frozenset[str]:
+    """Diamond branches without parameters (elevation, population, area) ask the same question
+    every time: a plain roadblock on a stop would block every diamond needing that branch there,
+    so DAG legs leave these templates to the diamonds."""
+    templates = roadblock_templates(templates_dir)
+    return frozenset(b for t in diamond_types(templates_dir).values() for b in t["branches"]
+                     if not templates[b].get("params"))

@@ -261,14 +261,17 @@ def test_race_scores_and_error_decomposition_from_a_score_report(dataset, tmp_pa
     chart = [s for s in svgs(runs) if "Outcome" in (s.get("aria-label") or "")][0]
     bars = chart.findall(f"{SVG_NS}g[@class='bar']")
     assert len(bars) == len(report["groups"]) + 1
-    # the oracle solves every leg: its bars are all green; the random agent's hold no green
-    for bar in bars:
+    # green is the solved share of each group (the oracle's bars are all green); the other
+    # segments are the error classes of the failed trials, so every bar fills its width
+    for bar, group in zip(bars, report["groups"] + [report["overall"]]):
         label = bar.find(f"{SVG_NS}text").text
-        widths = {r.get("fill"): float(r.get("width")) for r in bar.findall(f"{SVG_NS}rect")[1:]}
+        widths: dict[str, float] = {}
+        for r in bar.findall(f"{SVG_NS}rect")[1:]:
+            widths[r.get("fill")] = widths.get(r.get("fill"), 0.0) + float(r.get("width"))
+        assert widths.get("#3f8f3a", 0.0) == pytest.approx(560 * group["fa"]), label
+        assert sum(widths.values()) == pytest.approx(560), label
         if label.startswith("oracle"):
             assert set(widths) == {"#3f8f3a"}
-        elif label.startswith("random"):
-            assert "#3f8f3a" not in widths
 
 
 def test_cli_runs_the_invariants_and_writes_every_page(dataset, tmp_path, capsys):

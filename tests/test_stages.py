@@ -1,14 +1,19 @@
 """Each stage as a plain function call (no Prefect, no files): what it must add to a leg."""
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from flows.generate import GenerationParams, new_leg
 from pipeline import expressions
+from pipeline.catalog import roadblock_templates
 from pipeline.config import load_settings
-from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY
+from pipeline.execute import StopFailed, run_stop
+from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, Stop
 from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalidate, verbalize
 from pipeline.stages.base import Rejected, StageContext, value_inputs
+from pipeline.stages.build import make_roadblock
 from pipeline.stages.plan import shapes
 
 
@@ -116,3 +121,35 @@ def test_verbalize_writes_one_clue_per_stop_naming_no_leg_page(ctx):
     names = verbalize.forbidden_names(leg, ctx)
     assert verbalize.find_leak(leg.riddle, names) is None
     assert leg.metadata["round_trip"]["implied_passcode"] == leg.passcode
+
+
+SAMPLE_INPUTS = {"place": ["Ulm", "Vienna", "Helsinki"], "country": ["Andorra", "Japan"], "date": ["1930-09-23"],
+                 "number": [1181]}
+
+
+@pytest.mark.parametrize("name", sorted(roadblock_templates()))
+def test_every_roadblock_template_yields_a_number_on_real_inputs(ctx, name):
+    """Each template's chain, for every parameter value it can draw, runs through the tools to a
+    number on at least one sample input: a template whose steps do not fit together would
+    otherwise only ever be dropped, silently, in pre-validation."""
+    template = roadblock_templates()[name]
+    roles = template["inputs"]
+    choices = [[]] if not roles else (
+        [[a, b] for a in SAMPLE_INPUTS["place"] for b in SAMPLE_INPUTS["place"] if a != b] if len(roles) == 2
+        else [[v] for v in SAMPLE_INPUTS[roles[0]]])
+    outcomes: dict[tuple, list] = {}
+    for inputs in choices:
+        sources = [Stop(index=i, kind=ROUTE_INFO, description=role, value=v,
+                        value_type="number" if role == "number" else "text", hints={"role": role})
+                   for i, (role, v) in enumerate(zip(roles, inputs))]
+        context = sources[-1] if sources else Stop(index=0, kind=ROUTE_INFO, description="", hints={})
+        for seed in range(16):  # enough draws to meet every parameter value of these templates
+            stop = make_roadblock(name, template, [s.index for s in sources], random.Random(seed), context, unit="km")
+            stop.index = len(sources)
+            try:
+                value = run_stop(stop, {s.index: s.value for s in sources}, ctx.toolbox, [])
+            except StopFailed as exc:
+                value = f"failed: {exc}"
+            outcomes.setdefault(tuple(sorted(stop.hints["params"].items())), []).append(value)
+    for params, values in outcomes.items():
+        assert any(isinstance(v, int) for v in values), (name, params, values[:3])

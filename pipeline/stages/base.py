@@ -16,6 +16,10 @@ from pipeline.tools.registry import Toolbox
 
 STAGES = ("crawl", "plan", "build", "prevalidate", "link", "diamond", "golden", "verbalize")
 
+# hint on a page stop kept only because a diamond may fork it (DAG legs); the diamond stage
+# forks it or drops it
+AWAITING = "awaiting_diamond"
+
 
 class Rejected(Exception):
     """This leg cannot go on; the message is the reason recorded in rejected.parquet."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from pipeline.catalog import roadblock_templates
+from pipeline.catalog import diamond_only_templates, roadblock_templates
 from pipeline.execute import iso_plus_days
 from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, Leg, Stop, ToolStep
 from pipeline.stages.base import Rejected, StageContext, remap_stop_refs, rng_for
@@ -105,10 +105,11 @@ def make_roadblock(name: str, template: dict, inputs: list[int], rng: random.Ran
 CONVERTIBLE_UNITS = {"km", "m", "kg", "hectares"}
 
 
-def _templates_for(role: str, allow_simulated: bool, unit: str | None = None) -> list[str]:
+def _templates_for(role: str, allow_simulated: bool, unit: str | None = None,
+                   reserved: frozenset[str] = frozenset()) -> list[str]:
     names = []
     for name, t in roadblock_templates().items():
-        if t.get("simulated_only") and not allow_simulated:
+        if (t.get("simulated_only") and not allow_simulated) or name in reserved:
             continue
         if name == "math_conversion" and unit not in CONVERTIBLE_UNITS:
             continue  # converting a number of unknown unit (a year, a count) would be nonsense
@@ -123,6 +124,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     rng = rng_for(leg, "build")
     allow_sim = ctx.settings.allow_simulated
     templates = roadblock_templates()
+    reserved = diamond_only_templates() if leg.variant == "dag" else frozenset()
 
     # 1. page stops, one fact each; alternate the roles so roadblocks find inputs
     items: list[tuple[tuple, Stop]] = []
@@ -160,7 +162,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         choice = None
         if pending_text:
             i, src = pending_text.pop(0)
-            names = _templates_for(src.hints["role"], allow_sim)
+            names = _templates_for(src.hints["role"], allow_sim, reserved=reserved)
             if names:
                 choice = (names[rng.randrange(len(names))], [i], i)
         if choice is None and len(places) >= 2 and rng.random() < 0.25:
@@ -169,7 +171,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if choice is None:
             i = rng.randrange(len(pages))
             role = pages[i].hints["role"]
-            names = _templates_for(role, allow_sim, pages[i].hints.get("unit")) + [t for t in sorted(templates)
+            names = _templates_for(role, allow_sim, pages[i].hints.get("unit"), reserved) + [t for t in sorted(templates)
                                                        if not templates[t]["inputs"]
                                                        and (allow_sim or not templates[t].get("simulated_only"))]
             name = names[rng.randrange(len(names))]

@@ -7,7 +7,7 @@ from pipeline import expressions
 from pipeline.catalog import diamond_types, roadblock_templates
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import MERGE, ROUTE_INFO, Leg, Stop
-from pipeline.stages.base import Rejected, StageContext, reindex, rng_for
+from pipeline.stages.base import AWAITING, Rejected, StageContext, reindex, rng_for
 from pipeline.stages.build import make_roadblock
 from pipeline.stages.prevalidate import compose_finish
 
@@ -32,13 +32,19 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         raise Rejected("diamond: no place or country stop to fork")
     made, attempts, reasons = 0, 0, []
     used_pairs: dict[tuple[int, str], int] = {}  # a pair may fork twice (other dates, categories)
-    while made < wanted and attempts < 8 * wanted:
+    while made < wanted and attempts < 8 * wanted and sources:
         attempts += 1
-        source = sources[(made + attempts) % len(sources)] if attempts > len(sources) else sources[rng.randrange(len(sources))]
+        waiting = [s for s in sources if s.hints.get(AWAITING) and not s.diamond]
+        if waiting:  # a stop kept only for a diamond is forked first
+            source = waiting[0]
+        else:
+            source = sources[(made + attempts) % len(sources)] if attempts > len(sources) else sources[rng.randrange(len(sources))]
         kinds = sorted(k for k, t in types.items() if t["source"] == source.hints["role"]
                        and used_pairs.get((source.index, k), 0) < 2
                        and (ctx.settings.allow_simulated or not any(templates[b].get("simulated_only") for b in t["branches"])))
         if not kinds:
+            if waiting:
+                sources.remove(source)  # nothing can fork it now: it is dropped below
             continue
         kind = kinds[rng.randrange(len(kinds))]
         used_pairs[(source.index, kind)] = used_pairs.get((source.index, kind), 0) + 1
@@ -82,9 +88,17 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         made += 1
     if made < preset.diamonds[0]:
         raise Rejected(f"diamond: made {made} diamonds, the level needs {preset.diamonds[0]} ({'; '.join(reasons[:3])})")
+    # page stops kept for a diamond that none forked feed nothing: drop them
+    unforked = {s.index for s in leg.stops if s.hints.get(AWAITING) and not s.diamond}
+    if 0 in unforked:
+        raise Rejected("diamond: the seed's fact was kept for a diamond that could not be made")
+    for s in leg.stops:
+        s.hints.pop(AWAITING, None)
+    if len(leg.stops) - len(unforked) - 3 * made < preset.stops[0]:
+        raise Rejected(f"diamond: dropping {len(unforked)} unforked page stops leaves fewer than {preset.stops[0]} stops")
     # move the finish line to the end, the new stops just before it
     finish = next(s for s in leg.stops if s.kind == "finish_line")
-    order = [s.index for s in leg.stops if s is not finish] + [finish.index]
+    order = [s.index for s in leg.stops if s is not finish and s.index not in unforked] + [finish.index]
     reindex(leg, order)
     compose_finish(leg, "diamond")
     leg.metadata["diamonds"] = made

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pipeline import expressions
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, Leg
-from pipeline.stages.base import Rejected, StageContext, consumers, reindex, rng_for, value_inputs
+from pipeline.stages.base import AWAITING, Rejected, StageContext, consumers, reindex, rng_for, value_inputs
 
 
 def compose_finish(leg: Leg, stage: str) -> None:
@@ -15,7 +15,7 @@ def compose_finish(leg: Leg, stage: str) -> None:
     if finish.kind != FINISH_LINE:
         raise Rejected(f"{stage}: the last stop is not the finish line")
     used = consumers(leg)
-    sinks = [s.index for s in leg.stops[:-1] if not (used[s.index] - {finish.index})]
+    sinks = [s.index for s in leg.stops[:-1] if not (used[s.index] - {finish.index}) and not s.hints.get(AWAITING)]
     bad = [i for i in sinks if leg.stops[i].value_type != "number"]
     if bad:
         raise Rejected(f"{stage}: stops {bad} hold non-numeric values that feed nothing")
@@ -64,10 +64,18 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     keep = [i for i in keep if leg.stops[i].kind not in (ROADBLOCK, DETOUR) or i in kept_rb or i in kept_det]
     # a page stop holding text (a place, a country, a date) must feed a kept stop, else it goes
     fed = {j for i in keep for j in value_inputs(leg.stops[i])}
-    keep = [i for i in keep if leg.stops[i].value_type == "number" or i in fed]
+    unfed = [i for i in keep if leg.stops[i].value_type != "number" and i not in fed]
+    keep = [i for i in keep if i not in unfed]
+    preset = ctx.presets[leg.level]
+    if leg.variant == "dag":  # a place or country nothing consumes yet may still be forked by a diamond
+        room = preset.stops[1] - len(keep) - 1
+        waiting = sorted((i for i in unfed if leg.stops[i].hints.get("role") in ("place", "country")),
+                         key=lambda i: (leg.stops[i].hints["role"] != "country", i))[:max(room, 0)]
+        for i in waiting:
+            leg.stops[i].hints[AWAITING] = True
+        keep = sorted(keep + waiting)
     if 0 not in keep:
         raise Rejected("prevalidate: the seed's fact feeds no surviving stop")
-    preset = ctx.presets[leg.level]
     counts = {k: sum(leg.stops[i].kind == k for i in keep) for k in (ROADBLOCK, DETOUR)}
     if counts[ROADBLOCK] < preset.roadblocks[0] or counts[DETOUR] < preset.detours[0]:
         raise Rejected(f"prevalidate: {counts[ROADBLOCK]} roadblocks and {counts[DETOUR]} detours survive; "
