@@ -21,7 +21,8 @@ def test_regeneration_is_incremental(tmp_path):
     assert first.returncode == 0, first.stderr[-3000:]
     changes = json.loads((tmp_path / "rel" / "changes.json").read_text())
     assert len(changes["added"]) == 2 + 40 and not changes["removed"]
-    assert (tmp_path / "rel" / "report" / "index.html").is_file()
+    index = (tmp_path / "rel" / "report" / "index.html").read_text(encoding="utf-8")
+    assert "--skip-invariants" not in index and index.count("all hold") == 2   # one row per leg
     assert (tmp_path / "rel" / "hub" / "README.md").is_file()
     second = subprocess.run(cmd, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert second.returncode == 0, second.stderr[-3000:]
