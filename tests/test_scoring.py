@@ -91,6 +91,15 @@ def test_full_trial_scores():
     assert s.budget == 10 and not s.step_limit_hit
 
 
+def test_the_answer_digit_is_no_intermediate_value():
+    leg = make_leg()
+    leg.stops[0].value = 7                       # a one-digit stop value ...
+    s = score_trial(golden_view(leg), Trial("t2", "leg-1", "7", []))
+    assert s.intermediate == 0.0                 # ... equal to a guessed answer is not obtained
+    s = score_trial(golden_view(leg), Trial("t3", "leg-1", "7", [], messages=["clue 1 gives 7"]))
+    assert s.intermediate == 0.25                # stated in the agent's working, it is
+
+
 def test_rcr_needs_matching_arguments_and_whole_chain():
     g = golden_view(make_leg())
     # geocoded the wrong place (> 1 km) and skipped the elevation: chain 2 incomplete; chain 3 done

@@ -87,11 +87,14 @@ def roadblock_completion_rate(golden: GoldenLeg, trial: Trial) -> float | None:
 
 
 def intermediate_accuracy(golden: GoldenLeg, trial: Trial) -> float:
-    """Share of golden stop values found in the agent's tool results, arguments or answer."""
+    """Share of golden stop values found in the agent's tool results, arguments or messages.
+
+    Not in its answer: the passcode is one digit, and a digit that happens to equal a small stop
+    value is no evidence the agent obtained it (a random guesser would score above zero)."""
     if not golden.values:
         return None
-    other = TextIndex("\n".join([json.dumps(c.args, ensure_ascii=False, default=str) for c in trial.calls] + list(trial.messages)
-                                + ([trial.answer] if trial.answer else [])))
+    other = TextIndex("\n".join([json.dumps(c.args, ensure_ascii=False, default=str) for c in trial.calls]
+                                + list(trial.messages)))
     blob = TextIndex.merged([c.index for c in trial.calls] + [other])
     return sum(value_in_text(v, blob) for _, v in golden.values) / len(golden.values)
 
