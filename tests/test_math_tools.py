@@ -109,3 +109,19 @@ def test_replay_gives_identical_bytes(tmp_path):
     replay = Toolbox(load_settings(cache_path=cache, env={}, default_backend="replay"))
     again = replay.call("calculator", {"expression": "solve(2*x + 1 - 7, x)"})
     assert again.response_json == recorded.response_json and again.served_from == "replay"
+
+
+def test_the_time_limit_hands_an_outer_timer_back_what_remains():
+    """pytest-timeout (or any caller) may hold SIGALRM: many fast evaluations must not eat its time."""
+    import signal
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(1))
+    signal.setitimer(signal.ITIMER_REAL, 100.0)
+    try:
+        for _ in range(200):
+            assert run_bounded(lambda: 1, seconds=2.0) == 1
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not fired and 95.0 < left <= 100.0

@@ -13,6 +13,7 @@ import math
 import re
 import signal
 import threading
+import time
 from typing import Any, Callable
 
 import sympy as sp
@@ -207,6 +208,7 @@ def run_bounded(fn: Callable[[], Any], seconds: float = TIME_LIMIT_S):
         def on_alarm(signum, frame):
             raise _Timeout()
         previous_handler = signal.signal(signal.SIGALRM, on_alarm)
+        started = time.monotonic()
         previous_timer = signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             return fn()
@@ -215,8 +217,9 @@ def run_bounded(fn: Callable[[], Any], seconds: float = TIME_LIMIT_S):
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous_handler)
-            if previous_timer[0] > 0:   # give an outer timer (e.g. pytest-timeout) its remaining time back
-                signal.setitimer(signal.ITIMER_REAL, max(previous_timer[0] - seconds, 0.001), previous_timer[1])
+            if previous_timer[0] > 0:   # give an outer timer (e.g. pytest-timeout) what remains of its time
+                remaining = previous_timer[0] - (time.monotonic() - started)
+                signal.setitimer(signal.ITIMER_REAL, max(remaining, 0.001), previous_timer[1])
     box: dict[str, Any] = {}
 
     def target():
