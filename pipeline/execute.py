@@ -147,10 +147,10 @@ def clean_text_value(text: str) -> str:
 
 # ---- stops -------------------------------------------------------------------------------------
 def _call(toolbox: Toolbox, stop: Stop, step: int, tool: str, args: dict, trace: list[TraceEntry]) -> dict:
-    from pipeline.tools.registry import ToolArgumentError  # noqa: local to keep import light
+    from pipeline.tools.registry import SimulatedRefused, ToolArgumentError  # noqa: local to keep import light
     try:
         result = toolbox.call(tool, args)
-    except ToolArgumentError as exc:
+    except (ToolArgumentError, SimulatedRefused) as exc:  # under --no-simulated: this chain cannot be used
         raise StopFailed(str(exc)) from exc
     trace.append(TraceEntry(stop=stop.index, step=step, tool=tool, args=args, response=result.response_json,
                             provenance=result.provenance, served_from=_SERVED[result.served_from]))

@@ -107,8 +107,12 @@ def test_an_unusable_seed_page_is_rejected_and_the_error_says_how_many_were_made
     assert rows and all(r["stage"] == "crawl" and "not in the snapshot" in r["reason"] for r in rows)
 
 
-def test_no_simulated_legs_hold_no_simulated_value(tmp_path, shared_cache):
-    result, ctx = generate(tmp_path, shared_cache, "easy", "linear", count=2, seed=11, allow_simulated=False)
+@pytest.mark.parametrize("level,variant", [("easy", "linear"), ("extreme", "linear"), ("medium", "dag")])
+def test_no_simulated_legs_hold_no_simulated_value(tmp_path, shared_cache, level, variant):
+    # a chain that only a simulated provider can answer is dropped like any failing chain, so even
+    # extreme legs fill up from real data (weather, POIs and ratings are simulated almost everywhere)
+    result, ctx = generate(tmp_path, shared_cache, level, variant, count=2, seed=11, allow_simulated=False)
+    assert len(result.accepted) == 2
     for leg in result.accepted:
         assert all(t.provenance != "simulated" for t in leg.trace)
         assert invariant_failures(leg, ctx, allow_simulated=False) == {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from pipeline.cache import canonical_json
 from pipeline.catalog import diamond_only_templates, roadblock_templates
 from pipeline.execute import iso_plus_days
 from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, Leg, Stop, ToolStep
@@ -154,7 +155,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     pending_text = [(i, s) for i, s in enumerate(pages) if s.hints["role"] in ("place", "country", "date")] * 2
     n_roadblocks = plan["roadblocks"] + SPARE_ROADBLOCKS
     places = [(i, s) for i, s in enumerate(pages) if s.hints["role"] == "place"]
-    made: set[tuple[str, tuple[int, ...]]] = set()
+    made: set[tuple[str, tuple[int, ...], str]] = set()
     for n in range(n_roadblocks + 4):
         if len(made) >= n_roadblocks:
             break
@@ -177,11 +178,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             name = names[rng.randrange(len(names))]
             choice = (name, [i] if templates[name]["inputs"] else [], i)
         name, input_pages, anchor = choice
-        if (name, tuple(input_pages)) in made:
-            continue  # the same chain on the same input twice would be one fact asked twice
-        made.add((name, tuple(input_pages)))
         unit = pages[input_pages[0]].hints.get("unit") if input_pages else None
         stop = make_roadblock(name, templates[name], [id(pages[k]) for k in input_pages], rng, pages[anchor], unit)
+        question = (name, tuple(input_pages), canonical_json(stop.hints["params"]))
+        if question in made:
+            continue  # the same chain on the same input with the same parameters: one fact asked twice
+        made.add(question)
         stop.hints["input_objects"] = [id(pages[k]) for k in input_pages]
         key = (anchor, 1, seq)
         items.append((key, stop))
