@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,8 +184,15 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
     result = RunResult(legs_sorted, rejected_rows, out_dir, round_no, attempts, time.perf_counter() - started, stage_seconds)
     if len(legs_sorted) < params.count:
         raise BudgetExhausted(f"accepted {len(legs_sorted)} of {params.count} legs after {attempts} attempts "
-                              f"({attempts_per_leg} per leg); see {out_dir / 'rejected.parquet'} for the reasons")
+                              f"({attempts_per_leg} per leg); most frequent reasons: {common_reasons(rejected_rows)}; "
+                              f"see {out_dir / 'rejected.parquet'} for all of them")
     return result
+
+
+def common_reasons(rejected_rows: list[dict], top: int = 3) -> str:
+    """The commonest rejection reasons, details (arguments, stop numbers in brackets) cut off."""
+    counts = Counter((r.get("reason") or "").split(" (")[0] for r in rejected_rows)
+    return "; ".join(f"{n} x {reason}" for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
 
 
 def local_map_stage(ctx: StageContext, workers: int = 1) -> MapStage:

@@ -101,9 +101,10 @@ def test_a_failing_tool_rejects_legs_with_a_reason_and_the_run_goes_on(tmp_path,
 def test_an_unusable_seed_page_is_rejected_and_the_error_says_how_many_were_made(tmp_path, shared_cache):
     ctx = make_ctx(shared_cache)
     params = GenerationParams(level="easy", variant="linear", count=1, seed=0, seed_title="No Such Page Anywhere")
-    with pytest.raises(BudgetExhausted, match="accepted 0 of 1"):
+    with pytest.raises(BudgetExhausted, match="accepted 0 of 1") as error:
         run_generation(params, tmp_path, ctx.settings, local_map_stage(ctx))
     rows = pq.read_table(tmp_path / "rejected.parquet").to_pylist()
+    assert f"most frequent reasons: {len(rows)} x crawl: seed page 'No Such Page Anywhere'" in str(error.value)
     assert rows and all(r["stage"] == "crawl" and "not in the snapshot" in r["reason"] for r in rows)
 
 
