@@ -27,6 +27,10 @@ class SnapshotError(RuntimeError):
     """The snapshot directory is missing, incomplete or corrupt; the message says which."""
 
 
+class MalformedPage(ValueError):
+    """One stored page cannot be read back; the rest of the snapshot is fine."""
+
+
 def title_from_url(value: str) -> str | None:
     """The canonical title named by an English Wikipedia URL, or by a plain title.
 
@@ -129,7 +133,12 @@ class SnapshotStore:
         if title is None:
             return None
         row = self._conn().execute("SELECT json FROM pages WHERE title = ?", (title,)).fetchone()
-        return Page.from_dict(json.loads(row[0])) if row else None
+        if row is None:
+            return None
+        try:
+            return Page.from_dict(json.loads(row[0]))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise MalformedPage(f"{type(exc).__name__}: {exc}") from exc
 
     def get_json(self, title_or_url: str) -> str | None:
         """The stored canonical JSON of a page (exact bytes, for hashing or caching)."""

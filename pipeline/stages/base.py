@@ -52,11 +52,12 @@ class StageContext:
     def page(self, title: str):
         """A snapshot page, or None when it is missing or malformed (a malformed page is noted
         in ``bad_pages`` and costs only the legs that would have used it)."""
+        from pipeline.snapshot.store import MalformedPage
         try:
             return self.store.get(title)
-        except (ValueError, TypeError, KeyError) as exc:
+        except MalformedPage as exc:
             with self._lock:
-                self._memo.setdefault("bad_pages", {})[title] = f"{type(exc).__name__}: {exc}"
+                self._memo.setdefault("bad_pages", {})[title] = str(exc)
             return None
 
     @property

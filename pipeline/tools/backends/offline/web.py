@@ -52,11 +52,12 @@ def page_result(page, section: str | None = None) -> dict:
 
 @implements("fetch_webpage", "offline")
 def fetch_webpage(args: dict, ctx: BackendContext) -> dict:
+    from pipeline.snapshot.store import MalformedPage
     store = snapshot_store(ctx)
     try:
         page = store.get(args["url"])
-    except (ValueError, TypeError, KeyError) as exc:
-        raise ToolError(f"page {args['url']} is malformed in the snapshot: {type(exc).__name__}: {exc}") from None
+    except MalformedPage as exc:
+        raise ToolError(f"page {args['url']} is malformed in the snapshot: {exc}") from None
     if page is None:
         raise ToolError(f"page not found in the snapshot: {args['url']}")
     result = page_result(page, args.get("section"))
