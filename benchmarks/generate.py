@@ -15,13 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flows.generate import (GenerationParams, local_map_stage, prefect_environment, run_generation,  # noqa: E402
-                            run_with_prefect)
-from pipeline.config import load_settings  # noqa: E402
-from pipeline.invariants import check_all, summarize  # noqa: E402
-from pipeline.stages.base import StageContext  # noqa: E402
-from pipeline.stages.verbalize import forbidden_names  # noqa: E402
-from pipeline.tools.backends.offline.web import page_result  # noqa: E402
+from flows.generate import GenerationParams, local_map_stage, prefect_environment, run_generation, run_with_prefect
+from pipeline.config import load_settings
+from pipeline.invariants import check_all, summarize
+from pipeline.stages.base import StageContext
+from pipeline.stages.verbalize import forbidden_names
+from pipeline.tools.backends.offline.web import page_result
 
 
 def main() -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.model import Leg, Stop, ToolStep, TraceEntry  # noqa: E402
-from pipeline.scoring import aggregate, score_trials  # noqa: E402
-from pipeline.scoring.trials import ToolCall, Trial  # noqa: E402
+from pipeline.model import Leg, Stop, ToolStep, TraceEntry
+from pipeline.scoring import aggregate, score_trials
+from pipeline.scoring.trials import ToolCall, Trial
 
 W = "https://en.wikipedia.org/wiki/"
 

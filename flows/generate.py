@@ -14,22 +14,35 @@ import hashlib
 import json
 import os
 import time
+import traceback
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.acceptance import leg_invariant_failures
 from pipeline.cache import ReplayMiss, canonical_json
 from pipeline.config import Settings
-from pipeline.model import ARTIFACT_SCHEMA, DETOUR, ROADBLOCK, ROUTE_INFO, Leg
+from pipeline.execute import StopFailed
+from pipeline.llm import LLMError
+from pipeline.model import ARTIFACT_SCHEMA, Leg, leg_row
 from pipeline.stages import STAGE_MODULES
 from pipeline.stages.base import STAGES, Rejected, StageContext
+from pipeline.tools.backends.live.http import LiveServiceError
+from pipeline.tools.faults import fault_scope
+from pipeline.tools.registry import ToolError
 
-ARTIFACT_FORMAT = 1
+# 3: typed stop specs and stage hand-offs in leg_json (no hints, no metadata plan/crawl); rows carry
+#    status "error" and the failing frame ("where")
+ARTIFACT_FORMAT = 3
+
+# What bad input may raise inside a stage: the leg is rejected with the message as its reason.
+# Anything else is a bug in our code: recorded as an error, and the run fails.
+REJECTIONS = (Rejected, StopFailed, ReplayMiss, ToolError, LiveServiceError, LLMError)
 
 
 @dataclass(frozen=True)
@@ -48,35 +61,52 @@ class GenerationParams:
         return hashlib.sha256(canonical_json({"format": ARTIFACT_FORMAT, **d}).encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Why a leg did not get through a stage: a rejection (bad input, recorded and retried) or an
+    error (an unexpected exception, i.e. a bug, which also fails the run)."""
+    reason: str
+    error: bool = False
+    where: str | None = None        # errors: the traceback's last frame, "file:line in function"
+
+    @property
+    def status(self) -> str:
+        return "error" if self.error else "rejected"
+
+
 @dataclass
 class RunResult:
     accepted: list[Leg]
-    rejected: list[dict]
+    rejected: list[dict]            # rows of rejected.parquet: rejections and errors
     out_dir: Path
     rounds: int
     attempts: int
     seconds: float
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def errors(self) -> list[dict]:
+        return [r for r in self.rejected if r["status"] == "error"]
+
+
+class GenerationErrors(RuntimeError):
+    """Stages met unexpected exceptions (bugs). Everything was recorded and written first;
+    ``result`` holds the run, ``result.errors`` the error rows."""
+
+    def __init__(self, message: str, result: RunResult):
+        super().__init__(message)
+        self.result = result
+
 
 class BudgetExhausted(RuntimeError):
-    """The attempt budget ran out before --count legs were accepted."""
+    """The attempt budget ran out before --count legs were accepted (``result`` holds what was made)."""
+
+    def __init__(self, message: str, result: RunResult):
+        super().__init__(message)
+        self.result = result
 
 
 # ---- rows ------------------------------------------------------------------------------------
-def leg_row(leg: Leg, stage: str, attempt: int, status: str = "ok", reason: str | None = None) -> dict[str, Any]:
-    kinds = [s.kind for s in leg.stops]
-    return {
-        "leg_id": leg.leg_id, "level": leg.level, "variant": leg.variant, "seed": leg.seed, "attempt": attempt,
-        "stage": stage, "status": status, "reason": reason,
-        "n_stops": len(leg.stops) or None, "n_route_info": kinds.count(ROUTE_INFO) or None,
-        "n_roadblocks": kinds.count(ROADBLOCK) or None, "n_detours": kinds.count(DETOUR) or None,
-        "n_diamonds": leg.diamonds or None, "n_tool_calls": len(leg.trace) or None,
-        "passcode": leg.passcode, "seed_url": leg.seed_url or None, "riddle": leg.riddle or None,
-        "simulated_share": leg.metadata.get("simulated_share"), "leg_json": leg.to_json(),
-    }
-
-
 def write_rows(path: Path, rows: list[dict]) -> None:
     """Atomic, deterministic Parquet write (tmp file then rename: a crash leaves no half artifact)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,38 +121,88 @@ def read_rows(path: Path) -> list[dict]:
 
 
 # ---- one stage over a batch (pure: no Prefect, no files) -----------------------------------------
-def apply_stage(stage: str, legs: list[Leg], ctx: StageContext) -> list[tuple[Leg, str | None]]:
-    """Run a stage on each leg; a failure of any kind becomes that leg's rejection reason."""
+def apply_stage(stage: str, legs: list[Leg], ctx: StageContext) -> list[tuple[Leg, Failure | None]]:
+    """Run a stage on each leg. Bad input rejects that leg; an unexpected exception is recorded as
+    an error. After the last stage every surviving leg must pass the invariants (acceptance is
+    validation): a leg that the stages let through but that breaks one is an error too."""
     module = STAGE_MODULES[stage]
-    out = []
+    out: list[tuple[Leg, Failure | None]] = []
     for leg in legs:
         try:
-            out.append((module.run(leg, ctx), None))
+            with fault_scope(leg.leg_id):  # injected faults (if any) are drawn afresh for each attempt
+                done = module.run(leg, ctx)
         except Rejected as exc:
-            out.append((leg, str(exc)))
-        except ReplayMiss as exc:  # replay mode and a call never recorded: the message names the call
-            out.append((leg, f"{stage}: {exc}"))
-        except Exception as exc:  # errors are data: one bad page or tool never stops the run
-            out.append((leg, f"{stage}: unexpected {type(exc).__name__}: {exc}"))
+            out.append((leg, Failure(str(exc))))
+            continue
+        except REJECTIONS as exc:
+            out.append((leg, Failure(f"{stage}: {exc}")))
+            continue
+        except Exception as exc:  # noqa: BLE001 - a bug: recorded with where it broke, fails the run later
+            out.append((leg, Failure(f"{stage}: {type(exc).__name__}: {exc}", error=True, where=last_frame(exc))))
+            continue
+        if stage == STAGES[-1]:
+            out.append((done, acceptance_failure(done, ctx)))
+        else:
+            out.append((done, None))
     return out
+
+
+def acceptance_failure(leg: Leg, ctx: StageContext) -> Failure | None:
+    try:
+        broken = leg_invariant_failures(leg, ctx, allow_simulated=ctx.settings.allow_simulated)
+    except Exception as exc:  # noqa: BLE001 - the checks themselves broke: a bug
+        return Failure(f"acceptance: {type(exc).__name__}: {exc}", error=True, where=last_frame(exc))
+    if not broken:
+        return None
+    name, errs = next(iter(sorted(broken.items())))
+    return Failure(f"acceptance: invariant {name} fails: {errs[0]}", error=True, where="pipeline/invariants.py")
+
+
+def last_frame(exc: BaseException) -> str:
+    """The innermost traceback frame, as "path:line in function" relative to the project."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    if not tb:
+        return "?"
+    frame = tb[-1]
+    path = Path(frame.filename)
+    try:
+        path = path.resolve().relative_to(Path(__file__).resolve().parent.parent)
+    except ValueError:
+        pass
+    return f"{path}:{frame.lineno} in {frame.name}"
+
+
+def resumable(rows: list[dict], legs: list[Leg]) -> bool:
+    """An artifact is reused only for the very legs now entering its stage, and never when it met a
+    bug (a re-run after the fix redoes that stage, and a redone stage may change who comes next)."""
+    return ([r["leg_id"] for r in rows] == [leg.leg_id for leg in legs]
+            and all(r["status"] != "error" for r in rows))
+
+
+def _failure_of(row: dict) -> Failure | None:
+    if row["status"] == "ok":
+        return None
+    return Failure(row["reason"] or "", error=row["status"] == "error", where=row.get("where"))
 
 
 def new_leg(params: GenerationParams, slot: int, attempt: int) -> Leg:
     leg_id = "leg_" + hashlib.sha256(f"{params.variant}|{params.level}|{params.seed}|{slot}|{attempt}".encode()).hexdigest()[:12]
     leg = Leg(leg_id=leg_id, level=params.level, variant=params.variant, seed=params.seed * 1_000_003 + slot,
-              seed_title="", seed_url="")
+              seed_title=params.seed_title or "", seed_url="")  # a requested seed; crawl resolves it
     leg.metadata["slot"], leg.metadata["attempt"] = slot, attempt
-    if params.seed_title:
-        leg.metadata["seed_title"] = params.seed_title
     return leg
 
 
 # ---- the driver (shared by the Prefect flow and the in-process runner) ----------------------------
-MapStage = Callable[[str, list[list[Leg]]], list[list[tuple[Leg, str | None]]]]
+MapStage = Callable[[str, list[list[Leg]]], list[list[tuple[Leg, Failure | None]]]]
 
 
 def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, map_stage: MapStage,
-                   progress: Callable[[str, int, int], None] | None = None) -> RunResult:
+                   progress: Callable[[str, int, int], None] | None = None, *, allow_errors: bool = False) -> RunResult:
+    """Generate ``params.count`` legs into ``out_dir`` (resuming what finished there).
+
+    Raises ``GenerationErrors`` after writing everything when a stage met a bug (unless
+    ``allow_errors``), and ``BudgetExhausted`` when too few legs were accepted."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -156,19 +236,20 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
         for n, stage in enumerate(STAGES):
             path = round_dir / f"{n + 1}-{stage}.parquet"
             t0 = time.perf_counter()
-            if path.exists():  # finished earlier: resume from the artifact
-                rows = read_rows(path)
-                results = [(Leg.from_json(r["leg_json"]), r["reason"] if r["status"] == "rejected" else None) for r in rows]
-            else:
+            rows = read_rows(path) if path.exists() else None
+            if rows is not None and resumable(rows, legs):  # finished earlier: resume
+                results = [(Leg.from_json(r["leg_json"]), _failure_of(r)) for r in rows]
+            else:  # not run yet, or it met a bug: errors are never resumed from, a re-run redoes the stage
                 batches = [legs[i:i + params.batch_size] for i in range(0, len(legs), params.batch_size)]
                 results = [pair for batch in map_stage(stage, batches) for pair in batch]
-                rows = [leg_row(leg, stage, leg.metadata["attempt"], "rejected" if why else "ok", why) for leg, why in results]
+                rows = [leg_row(leg, stage, leg.metadata["attempt"], why.status if why else "ok",
+                                why.reason if why else None, why.where if why else None) for leg, why in results]
                 write_rows(path, rows)
             stage_seconds[stage] += time.perf_counter() - t0
             legs = []
             for leg, why in results:
                 if why:
-                    rejected_rows.append(leg_row(leg, stage, leg.metadata["attempt"], "rejected", why))
+                    rejected_rows.append(leg_row(leg, stage, leg.metadata["attempt"], why.status, why.reason, why.where))
                 else:
                     legs.append(leg)
             if progress:
@@ -182,10 +263,14 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
     write_rows(out_dir / "legs.parquet", [leg_row(leg, "accepted", leg.metadata["attempt"]) for leg in legs_sorted])
     write_rows(out_dir / "rejected.parquet", sorted(rejected_rows, key=lambda r: (r["attempt"], r["leg_id"])))
     result = RunResult(legs_sorted, rejected_rows, out_dir, round_no, attempts, time.perf_counter() - started, stage_seconds)
+    if result.errors and not allow_errors:
+        first = result.errors[0]
+        raise GenerationErrors(f"{len(result.errors)} unexpected error(s) inside stages, the first at {first['stage']} "
+                               f"({first['where']}): {first['reason']}", result)
     if len(legs_sorted) < params.count:
         raise BudgetExhausted(f"accepted {len(legs_sorted)} of {params.count} legs after {attempts} attempts "
                               f"({attempts_per_leg} per leg); most frequent reasons: {common_reasons(rejected_rows)}; "
-                              f"see {out_dir / 'rejected.parquet'} for all of them")
+                              f"see {out_dir / 'rejected.parquet'} for all of them", result)
     return result
 
 
@@ -233,13 +318,14 @@ def task_runner_for(name: str, dask_address: str | None = None):
 
 def run_with_prefect(params: GenerationParams, out_dir: Path, settings: Settings, ctx: StageContext,
                      task_runner: str = "thread", dask_address: str | None = None,
-                     progress: Callable[[str, int, int], None] | None = None) -> RunResult:
+                     progress: Callable[[str, int, int], None] | None = None, *,
+                     allow_errors: bool = False) -> RunResult:
     """Run the generation flow in Prefect (tasks are defined in flows/prefect_tasks.py so that
     process and Dask workers can import them)."""
     from flows import prefect_tasks
     flow = prefect_tasks.generate_legs.with_options(task_runner=task_runner_for(task_runner, dask_address))
     prefect_tasks.PROGRESS["callback"] = progress
     try:
-        return flow(params, str(out_dir), settings)
+        return flow(params, str(out_dir), settings, allow_errors)
     finally:
         prefect_tasks.PROGRESS["callback"] = None

@@ -27,14 +27,14 @@ stage_batch = task(name="stage-batch", retries=0, cache_policy=None)(run_stage_b
 PROGRESS = {"callback": None}
 
 
-def generate_legs_flow(params, out_dir, settings):
+def generate_legs_flow(params, out_dir, settings, allow_errors=False):
     progress = PROGRESS["callback"]
 
     def map_stage(stage, batches):
         futures = [stage_batch.with_options(task_run_name=f"{stage}-{n}").submit(stage, b, settings, list(params.preset_overrides))
                    for n, b in enumerate(batches)]
         return [f.result() for f in futures]
-    return run_generation(params, Path(out_dir), settings, map_stage, progress)
+    return run_generation(params, Path(out_dir), settings, map_stage, progress, allow_errors=allow_errors)
 
 
 generate_legs = flow(name="legwork-generate", log_prints=False, validate_parameters=False)(generate_legs_flow)

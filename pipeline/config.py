@@ -14,15 +14,19 @@ Environment variables:
   LEGWORK_TOOL_LOG           JSONL tool log for the agent executor
   LEGWORK_ALLOW_SIMULATED    1/0: may tools answer with simulated values
   LEGWORK_LLM_BASE_URL, LEGWORK_LLM_MODEL, LEGWORK_LLM_API_KEY
+  LEGWORK_SANDBOX_ALLOW_NONE 1/0: may agent code run without isolation when no sandbox works
+  LEGWORK_SANDBOX_ISOLATION  force one sandbox mode for agent code: bwrap | unshare | none
+  LEGWORK_FAULTS             inject tool faults, e.g. rate=0.1,seed=7 (see pipeline.tools.faults)
 An unknown backend name, tool name or setting key is a ``ConfigError`` naming the bad value.
 """
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 BACKENDS = ("offline", "live", "replay")
 PROVENANCES = ("snapshot", "offline-data", "live", "replay", "simulated")
@@ -52,11 +56,18 @@ class Settings:
     replay_of: str = "offline"
     # Live backends: per-service settings such as API keys and base URLs.
     live: Mapping[str, Any] = field(default_factory=dict)
+    # Run agent code (python_execute_code) with resource limits only when no sandbox works here.
+    # Off by default: a machine without bubblewrap or root then gets a clear error instead.
+    sandbox_allow_unisolated: bool = False
+    # Force one mode (bwrap | unshare | none; "none" counts as asking for no isolation); None = best.
+    sandbox_isolation: str | None = None
+    # Fault injection for robustness runs (pipeline.tools.faults spec string); None = no faults.
+    faults: str | None = None
 
     def backend_for(self, tool: str) -> str:
         return self.backends.get(tool, self.default_backend)
 
-    def with_overrides(self, **overrides: Any) -> "Settings":
+    def with_overrides(self, **overrides: Any) -> Settings:
         return _validated(replace(self, **{k: v for k, v in overrides.items() if v is not None}))
 
 
@@ -80,6 +91,14 @@ def _validated(settings: Settings) -> Settings:
         )
     if settings.replay_of not in ("offline", "live"):
         raise ConfigError(f"replay_of must be 'offline' or 'live', got {settings.replay_of!r}")
+    if settings.sandbox_isolation not in (None, "bwrap", "unshare", "none"):
+        raise ConfigError(f"sandbox_isolation must be bwrap, unshare or none, got {settings.sandbox_isolation!r}")
+    if settings.faults:
+        from pipeline.tools.faults import FaultSpecError, parse_faults
+        try:
+            parse_faults(settings.faults)
+        except FaultSpecError as exc:
+            raise ConfigError(f"faults: {exc}") from None
     for tool, backend in settings.backends.items():
         if tool not in TOOL_NAMES:
             raise ConfigError(f"backend set for unknown tool {tool!r}")
@@ -91,6 +110,7 @@ def _validated(settings: Settings) -> Settings:
 
 
 _PATH_KEYS = {"snapshot_dir", "world_dir", "cache_path", "templates_dir", "prompts_dir", "tool_log"}
+_BOOL_KEYS = {"allow_simulated", "sandbox_allow_unisolated"}
 
 
 def _from_mapping(data: Mapping[str, Any], origin: str) -> dict[str, Any]:
@@ -101,7 +121,7 @@ def _from_mapping(data: Mapping[str, Any], origin: str) -> dict[str, Any]:
             raise ConfigError(f"{origin}: unknown setting {key!r}")
         if key in _PATH_KEYS and value is not None:
             value = Path(value)
-        if key == "allow_simulated":
+        if key in _BOOL_KEYS:
             value = _as_bool(key, value)
         out[key] = value
     return out
@@ -139,6 +159,9 @@ def load_settings(
         "LEGWORK_LLM_MODEL": "llm_model",
         "LEGWORK_LLM_API_KEY": "llm_api_key",
         "LEGWORK_REPLAY_OF": "replay_of",
+        "LEGWORK_SANDBOX_ALLOW_NONE": "sandbox_allow_unisolated",
+        "LEGWORK_SANDBOX_ISOLATION": "sandbox_isolation",
+        "LEGWORK_FAULTS": "faults",
     }
     env_values = {key: env[var] for var, key in simple.items() if env.get(var)}
     values.update(_from_mapping(env_values, "environment"))

@@ -11,76 +11,47 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from pipeline import expressions
-from pipeline.model import (DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, Extraction, Leg, Stop,
-                            TraceEntry)
-from pipeline.transforms import apply_detour
+from pipeline import expressions, refs
+from pipeline.model import (
+    DETOUR,
+    FINISH_LINE,
+    MERGE,
+    ROADBLOCK,
+    ROUTE_INFO,
+    SERVED_AS,
+    Extraction,
+    Leg,
+    Stop,
+    TraceEntry,
+)
 from pipeline.tools.registry import Toolbox
+from pipeline.transforms import apply_detour
 
 NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])-?\d+(?:\.\d+)?(?![\w])")
-
-
-# A trace must not depend on whether a call was answered from the cache (resumed runs give the
-# same bytes), so "computed" and "cache" are both recorded as "toolbox"; replays stay visible.
-_SERVED = {"computed": "toolbox", "cache": "toolbox", "replay": "replay"}
 
 
 class StopFailed(Exception):
     """A stop could not be executed; the message is the rejection reason."""
 
 
-# ---- references --------------------------------------------------------------------------
+# ---- references (one syntax and resolver: pipeline.refs) -------------------------------------
 def get_path(obj: Any, path: str) -> Any:
-    """Dotted path into a result ("rows.0.0.distance_km"); "" is the whole object;
-    "sum:daily.*.precipitation_mm" sums a field over a list."""
-    if path.startswith("sum:"):
-        head, _, tail = path[4:].partition(".*.")
-        items = get_path(obj, head)
-        if not isinstance(items, list) or not items:
-            raise StopFailed(f"no list at {head!r} to sum")
-        vals = [get_path(x, tail) for x in items]
-        if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in vals):
-            raise StopFailed(f"non-numeric values under {path!r}")
-        return sum(vals)
-    cur = obj
-    for part in [p for p in path.split(".") if p]:
-        try:
-            cur = cur[int(part)] if isinstance(cur, list) else cur[part]
-        except (KeyError, IndexError, ValueError, TypeError):
-            raise StopFailed(f"result has no {path!r}") from None
-    return cur
-
-
-def _pick(obj: Any, pick: list[str] | None) -> Any:
-    if not pick:
-        return obj
-    return {k: get_path(obj, k) for k in pick}
+    """``refs.get_path`` with a failure that rejects the stop."""
+    try:
+        return refs.get_path(obj, path)
+    except refs.UnresolvedReference as exc:
+        raise StopFailed(str(exc)) from None
 
 
 def resolve_args(spec: Any, values: dict[int, Any], outputs: list[Any]) -> Any:
-    """Replace {"$stop": i}, {"$step": k, "path"/"pick"} and {"$code": template, "refs": {...}}."""
-    if isinstance(spec, list):
-        return [resolve_args(x, values, outputs) for x in spec]
-    if not isinstance(spec, dict):
-        return spec
-    if "$stop" in spec:
-        i = spec["$stop"]
-        if i not in values:
-            raise StopFailed(f"reference to stop {i}, which has no value")
-        v = values[i]
-        return get_path(v, spec["key"]) if spec.get("key") else v
-    if "$step" in spec:
-        k = spec["$step"]
-        if k >= len(outputs):
-            raise StopFailed(f"reference to step {k}, which has not run")
-        out = outputs[k]
-        return _pick(out, spec.get("pick")) if spec.get("pick") else get_path(out, spec.get("path", ""))
-    if "$code" in spec:
-        refs = {name: resolve_args(ref, values, outputs) for name, ref in spec.get("refs", {}).items()}
-        return spec["$code"].format(**refs)
-    return {k: resolve_args(v, values, outputs) for k, v in spec.items()}
+    """``refs.resolve`` with a failure that rejects the stop."""
+    try:
+        return refs.resolve(spec, values, outputs)
+    except refs.UnresolvedReference as exc:
+        raise StopFailed(str(exc)) from None
 
 
 def finalize_number(raw: Any, scale: float = 1, rounding: float = 1) -> int:
@@ -116,7 +87,7 @@ def extract_fact(page: dict, extraction: Extraction, value_type: str) -> Any:
         if value_type == "number":
             if item.get("number") is None:
                 raise StopFailed(f"infobox field {extraction.field!r} has no number")
-            return int(round(item["number"]))
+            return round(item["number"])
         if value_type == "date":
             if not item.get("date") or len(item["date"]) != 10:
                 raise StopFailed(f"infobox field {extraction.field!r} has no full date")
@@ -135,7 +106,7 @@ def extract_fact(page: dict, extraction: Extraction, value_type: str) -> Any:
     nums = numbers_in(extraction.sentence)
     if extraction.number_index is None or extraction.number_index >= len(nums):
         raise StopFailed("number index outside the sentence")
-    return int(round(parse_number(nums[extraction.number_index])))
+    return round(parse_number(nums[extraction.number_index]))
 
 
 def clean_text_value(text: str) -> str:
@@ -147,13 +118,13 @@ def clean_text_value(text: str) -> str:
 
 # ---- stops -------------------------------------------------------------------------------------
 def _call(toolbox: Toolbox, stop: Stop, step: int, tool: str, args: dict, trace: list[TraceEntry]) -> dict:
-    from pipeline.tools.registry import SimulatedRefused, ToolArgumentError  # noqa: local to keep import light
+    from pipeline.tools.registry import ToolArgumentError, ToolError  # local to keep import light
     try:
         result = toolbox.call(tool, args)
-    except (ToolArgumentError, SimulatedRefused) as exc:  # under --no-simulated: this chain cannot be used
+    except (ToolArgumentError, ToolError) as exc:  # refused (--no-simulated), or the service failed this time
         raise StopFailed(str(exc)) from exc
     trace.append(TraceEntry(stop=stop.index, step=step, tool=tool, args=args, response=result.response_json,
-                            provenance=result.provenance, served_from=_SERVED[result.served_from]))
+                            provenance=result.provenance, served_from=SERVED_AS[result.served_from]))
     if not result.ok:
         raise StopFailed(f"{tool} failed: {result.error}")
     return result.data
@@ -161,12 +132,15 @@ def _call(toolbox: Toolbox, stop: Stop, step: int, tool: str, args: dict, trace:
 
 def run_page_stop(stop: Stop, toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
     page = _call(toolbox, stop, 0, "fetch_webpage", {"url": stop.page_url}, trace)
+    if stop.extraction is None:
+        raise StopFailed("the stop does not say where its fact lies on the page")
     value = extract_fact(page, stop.extraction, stop.value_type)
     trace[-1].value = value
     return value
 
 
-def run_roadblock(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
+def run_tool_chain(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
+    """Run a stop's chain; the last step's output, scaled and rounded as its template says, is the value."""
     outputs: list[Any] = []
     for k, step in enumerate(stop.tool_chain):
         args = resolve_args(step.args, values, outputs)
@@ -174,15 +148,17 @@ def run_roadblock(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: l
         out = get_path(data, step.extract)
         trace[-1].value = out
         outputs.append(out)
-    return finalize_number(outputs[-1], stop.hints.get("scale", 1), stop.hints.get("round", 1))
+    spec = stop.roadblock
+    return finalize_number(outputs[-1], spec.scale if spec else 1, spec.round if spec else 1)
+
 
 
 def run_stop(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
     try:
         if stop.kind == ROUTE_INFO:
             return run_page_stop(stop, toolbox, trace)
-        if stop.kind == ROADBLOCK:
-            return run_roadblock(stop, values, toolbox, trace)
+        if stop.kind == ROADBLOCK or (stop.kind == MERGE and stop.tool_chain):  # AAR merges run their code
+            return run_tool_chain(stop, values, toolbox, trace)
         if stop.kind == DETOUR:
             if stop.source_stop not in values:
                 raise StopFailed(f"detour source stop {stop.source_stop} has no value")
@@ -196,8 +172,13 @@ def run_stop(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[T
     raise StopFailed(f"unknown stop kind {stop.kind!r}")
 
 
-def execute_leg(leg: Leg, toolbox: Toolbox, only: Iterable[int] | None = None) -> tuple[dict[int, Any], list[TraceEntry]]:
-    """Run every stop in index order (depends_on only points backwards); return values and trace."""
+def execute_leg(leg: Leg, toolbox: Toolbox, only: Iterable[int] | None = None,
+                failures: dict[int, str] | None = None) -> tuple[dict[int, Any], list[TraceEntry]]:
+    """Run every stop in index order (depends_on only points backwards); return values and trace.
+
+    With ``failures`` (a dict to fill), a stop that fails is noted there and its recorded value
+    stands in for it, so the rest of the leg still runs (the oracle on imported legs, whose page
+    facts we cannot always re-read); without it a failure raises."""
     values: dict[int, Any] = {}
     trace: list[TraceEntry] = []
     wanted = None if only is None else set(only)
@@ -208,7 +189,11 @@ def execute_leg(leg: Leg, toolbox: Toolbox, only: Iterable[int] | None = None) -
         try:
             values[stop.index] = run_stop(stop, values, toolbox, trace)
         except StopFailed as exc:
-            raise StopFailed(f"stop {stop.index} ({stop.kind}{'/' + stop.template if stop.template else ''}): {exc}") from exc
+            where = f"stop {stop.index} ({stop.kind}{'/' + stop.template if stop.template else ''})"
+            if failures is None:
+                raise StopFailed(f"{where}: {exc}") from exc
+            failures[stop.index] = str(exc)
+            values[stop.index] = stop.value
     return values, trace
 
 
@@ -216,5 +201,17 @@ def iso_plus_days(iso: str, days: int) -> str:
     return (dt.date.fromisoformat(iso) + dt.timedelta(days=days)).isoformat()
 
 
-__all__ = ["StopFailed", "execute_leg", "run_stop", "extract_fact", "resolve_args", "get_path", "finalize_number",
-           "numbers_in", "parse_number", "clean_text_value", "iso_plus_days"]
+__all__ = [
+    "StopFailed",
+    "clean_text_value",
+    "execute_leg",
+    "extract_fact",
+    "finalize_number",
+    "get_path",
+    "iso_plus_days",
+    "numbers_in",
+    "parse_number",
+    "resolve_args",
+    "run_stop",
+    "run_tool_chain",
+]

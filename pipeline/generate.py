@@ -32,7 +32,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--llm-model", default=None)
     p.add_argument("--snapshot", type=Path, default=None)
     p.add_argument("--cache", type=Path, default=None)
+    p.add_argument("--faults", default=None, metavar="SPEC",
+                   help="inject seeded tool faults, e.g. rate=0.1,seed=7 (pipeline.tools.faults; 'off' disables "
+                        "LEGWORK_FAULTS); not part of the run's digest, so a run may be resumed without them")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--allow-errors", action="store_true",
+                   help="exit 0 even when a stage met an unexpected exception (errors are still recorded)")
     return p.parse_args(argv)
 
 
@@ -43,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(snapshot_dir=args.snapshot, cache_path=args.cache,
                                  allow_simulated=False if args.no_simulated else None,
-                                 llm_base_url=args.llm_base_url, llm_model=args.llm_model)
+                                 llm_base_url=args.llm_base_url, llm_model=args.llm_model, faults=args.faults)
     except ConfigError as exc:
         console.print(f"[red]configuration error:[/red] {exc}")
         return 2
@@ -52,8 +57,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = args.out or PROJECT_ROOT / "data" / "runs" / f"{args.level}-{args.variant}-s{args.seed}"
 
-    from flows.generate import (BudgetExhausted, GenerationParams, local_map_stage, prefect_environment,
-                                run_generation, run_with_prefect)
+    from flows.generate import (
+        BudgetExhausted,
+        GenerationErrors,
+        GenerationParams,
+        local_map_stage,
+        prefect_environment,
+        run_generation,
+        run_with_prefect,
+    )
     from pipeline.stages.base import STAGES, StageContext
 
     params = GenerationParams(level=args.level, variant=args.variant, count=args.count, seed=args.seed,
@@ -61,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                               batch_size=args.batch_size, seed_title=args.seed_title)
     try:
         ctx = StageContext.for_worker(settings, tuple(args.overrides))
-    except Exception as exc:  # configuration problems (e.g. LLMError) stop the run before it starts
+    except Exception as exc:  # noqa: BLE001 - configuration problems (e.g. LLMError) stop the run before it starts
         console.print(f"[red]configuration error:[/red] {exc}")
         return 2
 
@@ -77,19 +89,36 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with progress:
             if args.task_runner == "local":
-                result = run_generation(params, out, settings, local_map_stage(ctx), on_stage)
+                result = run_generation(params, out, settings, local_map_stage(ctx), on_stage,
+                                        allow_errors=args.allow_errors)
             else:
                 prefect_environment(PROJECT_ROOT / ".prefect")
-                result = run_with_prefect(params, out, settings, ctx, args.task_runner, args.dask_address, on_stage)
+                result = run_with_prefect(params, out, settings, ctx, args.task_runner, args.dask_address, on_stage,
+                                          allow_errors=args.allow_errors)
+    except GenerationErrors as exc:
+        print_summary(exc.result, console)
+        print_errors(exc.result, console)
+        return 3
     except BudgetExhausted as exc:
         console.print(f"[red]generation incomplete:[/red] {exc}")
+        print_errors(exc.result, console)
         return 1
 
     if args.export_aar:
         from pipeline.export.aar import write_aar_dir
         write_aar_dir(result.accepted, args.export_aar)
     print_summary(result, console)
+    print_errors(result, console)
     return 0
+
+
+def print_errors(result, console) -> None:
+    """Errors are bugs, not rejections: each is shown with where it happened."""
+    for row in result.errors:
+        console.print(f"[red]error[/red] {row['leg_id']} at {row['stage']} ({row['where']}): {row['reason']}")
+    if result.errors:
+        console.print(f"[red]{len(result.errors)} error(s)[/red]: unexpected exceptions inside stages; "
+                      f"see {result.out_dir / 'rejected.parquet'} (status 'error'). A re-run redoes those stages.")
 
 
 def print_summary(result, console) -> None:
@@ -107,9 +136,10 @@ def print_summary(result, console) -> None:
     out.print(table)
     reasons: dict[str, int] = {}
     for row in result.rejected:
-        reasons[row["stage"]] = reasons.get(row["stage"], 0) + 1
+        if row["status"] == "rejected":
+            reasons[row["stage"]] = reasons.get(row["stage"], 0) + 1
     out.print(f"accepted {len(result.accepted)} legs in {result.seconds:.1f} s after {result.attempts} attempts; "
-              f"rejected by stage: {reasons or 'none'}; artifacts in {result.out_dir}")
+              f"rejected by stage: {reasons or 'none'}; errors: {len(result.errors)}; artifacts in {result.out_dir}")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
 the property tests. Each check returns a list of violations (empty = holds)."""
 from __future__ import annotations
 
+import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 
@@ -186,3 +189,140 @@ def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simu
 def summarize(results: list[dict[str, list[str]]]) -> dict[str, Any]:
     keys = sorted({k for r in results for k in r})
     return {k: sum(not r.get(k) for r in results) for k in keys}
+
+
+# ---- invariant 3, second half: the golden trace executed again ----------------------------
+# A dataset must be checkable by someone who did not generate it, so the golden trace is not
+# looked up in the generator's cache: every call whose answer is computable here (snapshot,
+# packaged data, seeded simulation) is computed again by the offline backends and compared byte
+# for byte; a `live` answer cannot be asked again offline, so only its consistency with the rest
+# of the trace is checked (it parses, its extract path gives the traced value, later stops follow).
+REEXECUTABLE_PROVENANCES = ("snapshot", "offline-data", "simulated")
+# Response fields that describe the machine a call ran on rather than its answer: the sandbox
+# names its isolation and interpreter. A re-execution differing only there is noted, not failed.
+MACHINE_FIELDS = {"python_execute_code": ("isolation", "source")}
+
+
+@dataclass
+class TraceCheck:
+    """Outcome of executing one leg's golden trace again, with how each call was checked."""
+
+    errors: list[str] = field(default_factory=list)
+    reexecuted: int = 0         # computed again offline, response compared byte for byte
+    trace_only: int = 0         # not computable here (live): checked against the trace only
+    from_cache: int = 0         # answered by the generator's cache (opt-in speed-up)
+    notes: list[str] = field(default_factory=list)   # differences in machine fields only
+
+    def add(self, other: TraceCheck) -> None:
+        self.reexecuted += other.reexecuted
+        self.trace_only += other.trace_only
+        self.from_cache += other.from_cache
+        self.notes += other.notes
+
+
+class TraceMismatch(Exception):
+    """Executing the leg asks for a call the golden trace does not have at that position."""
+
+
+def _first_difference(a: str, b: str) -> str:
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return f"at character {at}: trace {a[max(0, at - 20):at + 20]!r}, now {b[max(0, at - 20):at + 20]!r}"
+
+
+def _without(response: str, names: tuple[str, ...]) -> Any:
+    try:
+        data = json.loads(response)
+    except ValueError:
+        return None
+    return {k: v for k, v in data.items() if k not in names} if isinstance(data, dict) else data
+
+
+class _TraceAnswers:
+    """Stands in for the Toolbox while a leg is executed again: each call must be the next
+    traced one; computable calls go to the offline toolbox (or the generator's cache when
+    asked), live ones are answered with the traced response."""
+
+    def __init__(self, leg: Leg, offline, recorded: list, check: TraceCheck):
+        self.trace, self.offline, self.recorded, self.check = leg.trace, offline, recorded, check
+        self.position = 0
+
+    def _label(self, n: int) -> str:
+        t = self.trace[n]
+        return f"call {n} (stop {t.stop} step {t.step}, {t.tool})"
+
+    def _from_cache(self, name: str, args: dict):
+        from pipeline.tools.registry import ReplayMiss
+        for toolbox in self.recorded:
+            try:
+                return toolbox.call(name, args)
+            except ReplayMiss:
+                continue
+        return None
+
+    def call(self, name: str, args: dict):
+        from pipeline.cache import canonical_json
+        from pipeline.tools.registry import ToolResult
+        n = self.position
+        if n >= len(self.trace):
+            raise TraceMismatch(f"call {n} ({name} {canonical_json(args)}) is not in the golden trace")
+        entry = self.trace[n]
+        if entry.tool != name or canonical_json(entry.args) != canonical_json(args):
+            raise TraceMismatch(f"{self._label(n)}: executing the leg asks {name} {canonical_json(args)},"
+                                f" the trace has {entry.tool} {canonical_json(entry.args)}")
+        self.position += 1
+        result = self._from_cache(name, args) if self.recorded else None
+        if result is not None:
+            self.check.from_cache += 1
+        elif entry.provenance in REEXECUTABLE_PROVENANCES:
+            result = self.offline.call(name, args)
+            self.check.reexecuted += 1
+        else:
+            self.check.trace_only += 1
+            try:
+                data = json.loads(entry.response)
+            except (TypeError, ValueError) as exc:
+                raise TraceMismatch(f"{self._label(n)}: traced response is not JSON: {exc}") from None
+            if not isinstance(data, dict) or canonical_json(data) != entry.response:
+                raise TraceMismatch(f"{self._label(n)}: traced response is not a canonical JSON object")
+            if data.get("provenance") != entry.provenance:
+                raise TraceMismatch(f"{self._label(n)}: traced response says provenance {data.get('provenance')!r},"
+                                    f" the trace entry {entry.provenance!r}")
+            return ToolResult(name, args, "error" not in data, data, entry.response, "replay")
+        if result.response_json != entry.response:
+            machine = MACHINE_FIELDS.get(name, ())
+            if machine and _without(result.response_json, machine) == _without(entry.response, machine):
+                self.check.notes.append(f"{self._label(n)}: same answer, other machine "
+                                        f"({_first_difference(entry.response, result.response_json)})")
+            else:
+                self.check.errors.append(f"{self._label(n)}: response differs from the trace "
+                                         f"{_first_difference(entry.response, result.response_json)}")
+        return result
+
+
+def check_golden_trace(leg: Leg, offline, recorded: list | None = None) -> TraceCheck:
+    """Execute the leg again through ``offline`` (a Toolbox on offline backends); every
+    value, response byte and y* must match the golden trace. ``recorded``: replay Toolboxes
+    on the generator's cache, asked first when given (a speed-up, never required)."""
+    from pipeline.execute import StopFailed, execute_leg
+    from pipeline.tools.registry import ToolError
+    check = TraceCheck()
+    answers = _TraceAnswers(leg, offline, recorded or [], check)
+    try:
+        values, trace = execute_leg(leg, answers)
+    except (StopFailed, TraceMismatch, ToolError) as exc:
+        check.errors.append(f"re-execution failed: {exc}")
+        return check
+    if answers.position < len(leg.trace):
+        check.errors.append(f"the golden trace has {len(leg.trace) - answers.position} calls the re-execution"
+                            f" never made, from {answers._label(answers.position)}")
+    for n, (now, golden) in enumerate(zip(trace, leg.trace)):
+        if now.value != golden.value:
+            check.errors.append(f"{answers._label(n)} yields {now.value!r}, the trace says {golden.value!r}")
+        if now.provenance != golden.provenance:
+            check.errors.append(f"{answers._label(n)} has provenance {now.provenance!r}, "
+                                f"the trace says {golden.provenance!r}")
+    check.errors += [f"stop {s.index} re-executes to {values[s.index]!r}, the leg says {s.value!r}"
+                     for s in leg.stops if values[s.index] != s.value]
+    if leg.stops and values[leg.stops[-1].index] != leg.passcode:
+        check.errors.append(f"y* re-executes to {values[leg.stops[-1].index]!r}, the leg says {leg.passcode!r}")
+    return check

@@ -36,7 +36,7 @@ class LLMJunk(LLMError):
         self.raw = raw
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
+_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
 
 
 def parse_json_reply(text: str) -> Any:

@@ -5,10 +5,17 @@ Arrow schema (``ARTIFACT_SCHEMA``); the public AAR JSON is an export of the same
 (``pipeline.export.aar``).
 
 Values flow only through references, never through copied literals:
-  * a tool step's argument may be ``{"$stop": i}`` (the value of stop i), ``{"$stop": i, "key": k}``
-    (field k of a structured value), or ``{"$prev": key}`` (output ``key`` of the previous step);
+  * a tool step's argument may hold ``{"$stop": i}`` (the value of stop i), ``{"$stop": i, "path": "a.b"}``
+    (a field of it), ``{"$step": k}`` / ``{"$step": k, "path": ...}`` / ``{"$step": k, "pick": [...]}``
+    (the output of step k of the same chain) and ``{"$code": text, "refs": {...}}`` (code filled with
+    referenced values); ``pipeline.refs`` is the one resolver, walker and remapper of that syntax;
   * a detour names its transform and its source stop;
   * a merge or the finish line holds an expression over ``s<i>`` names (see ``pipeline.expressions``).
+
+What changes a stop's execution or wording is typed (``FactSpec``, ``PageWording``,
+``RoadblockSpec``, ``Stop.operation``); what only an AAR import needs to reproduce its source
+on export is kept apart in ``AarSource``. Stages hand work to each other through typed fields of
+the leg (``Leg.crawl``, ``Leg.plan``); ``Leg.metadata`` holds free annotations only.
 """
 from __future__ import annotations
 
@@ -37,9 +44,10 @@ VARIANTS = ("linear", "dag")
 @dataclass
 class ToolStep:
     tool: str
-    args: dict[str, Any]            # may hold {"$stop": i[, "key": k]} and {"$prev": key} references
+    args: dict[str, Any]            # may hold references ({"$stop": i}, {"$step": k}, {"$code": ...}; see pipeline.refs)
     output_key: str                 # name of the value this step yields, e.g. "coords", "elevation_m"
     extract: str                    # path into the result object, e.g. "elevation_m", "daily.0.temp_mean_c", "count"
+    aar_args: dict[str, Any] | None = None  # AAR import: arguments our tool schema lacks, kept for export only
 
 
 @dataclass
@@ -62,6 +70,43 @@ class Transition:
 
 
 @dataclass
+class FactSpec:
+    """What a page stop's fact is: its role decides which roadblocks and diamonds may consume it."""
+    role: str                       # place | country | date | number
+    label: str                      # the infobox label or prose noun the clue asks for
+    unit: str | None = None         # unit the page gives for a number (conversions start from it)
+
+
+@dataclass
+class PageWording:
+    """How a clue may point at a page without naming it (verbalize's circumlocution)."""
+    description: str | None = None  # the page's short description
+    infobox_type: str | None = None
+
+
+@dataclass
+class RoadblockSpec:
+    """How a roadblock instantiated from a template runs and reads (templates/roadblocks.toml)."""
+    inputs: list[int] = field(default_factory=list)   # the stops feeding the template's in0, in1 (template order)
+    params: dict[str, str] = field(default_factory=dict)  # parameters drawn from the template's [params]
+    scale: float = 1                # raw value multiplied by this before rounding
+    round: float = 1                # then rounded to this step
+    stable: bool = False            # rounded coarsely enough to survive small data drift
+    simulated_only: bool = False    # no real offline data backs the template
+
+
+@dataclass
+class AarSource:
+    """What an AAR import keeps only so that export reproduces its source; never read by execution."""
+    reasoning: str = ""
+    reason_code: str | None = None               # a detour's code as AAR wrote it
+    bridge: dict[str, Any] | None = None         # a page bridge that is not the next page's transition
+    referenced_stops: list[int] | None = None    # finish line: AAR's list when it differs from depends_on
+    expression_code: str | None = None           # finish line: code that is not ``result = <expr>``
+    code_prelude: str | None = None              # finish line: helper definitions before ``result = <expr>``
+
+
+@dataclass
 class Stop:
     index: int
     kind: str
@@ -80,19 +125,54 @@ class Stop:
     value_type: str | None = None
     diamond: int | None = None      # diamond number, for the source, branches and merge of a diamond
     diamond_role: str | None = None # source | branch | merge
-    hints: dict[str, Any] = field(default_factory=dict)  # planning/verbalization hints (entity, circumlocution)
+    fact: FactSpec | None = None    # page stops
+    wording: PageWording | None = None  # page stops
+    roadblock: RoadblockSpec | None = None  # roadblocks (and diamond branches) made from a template
+    operation: str | None = None    # merge kind (merges) or reduction name (finish line), as the clue states it
+    awaiting_diamond: bool = False  # prevalidate -> diamond: a page stop kept only because a diamond may fork it
+    aar: AarSource | None = None    # AAR imports only
+
+
+# A trace must not depend on whether a call was answered from the cache (resumed runs give the
+# same bytes), so "computed" and "cache" are both recorded as "toolbox"; replays stay visible.
+SERVED_AS = {"computed": "toolbox", "cache": "toolbox", "replay": "replay"}
 
 
 @dataclass
 class TraceEntry:
-    stop: int
-    step: int
+    """One golden tool call: a leg's trace, a task's golden trace and scoring's golden steps."""
+    stop: int | None                # the stop it serves (None in task sets, which have no stops)
+    step: int                       # position in the stop's chain (legs) or in the whole trace (tasks)
     tool: str
     args: dict[str, Any]            # resolved arguments as sent
     response: str                   # canonical JSON text of the result (as recorded in the cache)
     provenance: str | None
-    served_from: str                # computed | cache | replay
+    served_from: str = "toolbox"    # toolbox | replay (how the call was answered; cache hits count as toolbox)
     value: Any = None               # the value this step yielded
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TraceEntry:
+        return cls(**{"stop": None, **d})
+
+
+@dataclass
+class Crawl:
+    """crawl -> plan: the pages reachable from the seed within the level's depth."""
+    pages: list[tuple[str, int]] = field(default_factory=list)   # (title, depth), by depth then title
+    edges: dict[str, list[str]] = field(default_factory=dict)    # title -> crawled pages it links to
+    seed_url: str = ""
+    skipped_pages: dict[str, str] = field(default_factory=dict)  # title -> why it could not be read
+
+
+@dataclass
+class Plan:
+    """plan -> build / pre-validate: the leg's shape and its route of pages."""
+    stops: int
+    roadblocks: int
+    detours: int
+    pages: int
+    route: list[str]
+    depth: int
 
 
 @dataclass
@@ -115,7 +195,9 @@ class Leg:
     clues: list[Clue] = field(default_factory=list)
     trace: list[TraceEntry] = field(default_factory=list)
     theme: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
+    crawl: Crawl | None = None
+    plan: Plan | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)  # free annotations (slot, attempt, diagnostics)
 
     # ---- derived views -------------------------------------------------------------
     @property
@@ -142,23 +224,39 @@ class Leg:
         return canonical_json(self.to_dict())
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Leg":
+    def from_dict(cls, d: dict[str, Any]) -> Leg:
         d = dict(d)
         stops = []
+        stop_fields = set(Stop.__dataclass_fields__)
         for s in d.get("stops", []):
             s = dict(s)
+            unknown = sorted(set(s) - stop_fields)
+            if unknown:
+                raise LegFormatError(f"leg {d.get('leg_id')}: stop fields {unknown} are not in this version's data "
+                                     "model (written by an older Legwork? regenerate it)")
             s["tool_chain"] = [ToolStep(**t) for t in s.get("tool_chain", [])]
-            s["extraction"] = Extraction(**s["extraction"]) if s.get("extraction") else None
-            s["transition"] = Transition(**s["transition"]) if s.get("transition") else None
+            for name, kind in _STOP_PARTS.items():
+                s[name] = kind(**s[name]) if s.get(name) else None
             stops.append(Stop(**s))
         d["stops"] = stops
         d["clues"] = [Clue(**c) for c in d.get("clues", [])]
-        d["trace"] = [TraceEntry(**t) for t in d.get("trace", [])]
+        d["trace"] = [TraceEntry.from_dict(t) for t in d.get("trace", [])]
+        if d.get("crawl"):
+            d["crawl"] = Crawl(**{**d["crawl"], "pages": [tuple(p) for p in d["crawl"].get("pages", [])]})
+        d["plan"] = Plan(**d["plan"]) if d.get("plan") else None
         return cls(**d)
 
     @classmethod
-    def from_json(cls, text: str) -> "Leg":
+    def from_json(cls, text: str) -> Leg:
         return cls.from_dict(json.loads(text))
+
+
+class LegFormatError(ValueError):
+    """A leg's JSON does not fit this version's data model."""
+
+
+_STOP_PARTS = {"extraction": Extraction, "transition": Transition, "fact": FactSpec, "wording": PageWording,
+               "roadblock": RoadblockSpec, "aar": AarSource}
 
 
 # ---- artifacts -------------------------------------------------------------------------
@@ -170,8 +268,9 @@ ARTIFACT_SCHEMA = pa.schema([
     pa.field("seed", pa.int64(), nullable=False),
     pa.field("attempt", pa.int64(), nullable=False),
     pa.field("stage", pa.string(), nullable=False),
-    pa.field("status", pa.string(), nullable=False),        # ok | rejected
-    pa.field("reason", pa.string()),                        # why rejected
+    pa.field("status", pa.string(), nullable=False),        # ok | rejected | error (a bug, fails the run)
+    pa.field("reason", pa.string()),                        # why rejected, or the unexpected exception
+    pa.field("where", pa.string()),                         # errors: the traceback's last frame
     pa.field("n_stops", pa.int64()),
     pa.field("n_route_info", pa.int64()),
     pa.field("n_roadblocks", pa.int64()),
@@ -184,3 +283,35 @@ ARTIFACT_SCHEMA = pa.schema([
     pa.field("simulated_share", pa.float64()),
     pa.field("leg_json", pa.string(), nullable=False),
 ])
+
+
+def simulated_share(leg: Leg) -> float:
+    """The share of the golden trace's tool calls answered by simulated values."""
+    calls = [t for t in leg.trace if t.provenance]
+    return round(sum(t.provenance == "simulated" for t in calls) / len(calls), 6) if calls else 0.0
+
+
+def leg_summary(leg: Leg) -> dict[str, Any]:
+    """The flat columns every table of legs shares (stage artifacts, legs.parquet, the hub rows)."""
+    kinds = [s.kind for s in leg.stops]
+    share = leg.metadata.get("simulated_share")
+    if share is None and leg.trace:
+        share = simulated_share(leg)
+    return {
+        "leg_id": leg.leg_id, "level": leg.level, "variant": leg.variant, "seed": leg.seed,
+        "n_stops": len(leg.stops), "n_route_info": kinds.count(ROUTE_INFO), "n_roadblocks": kinds.count(ROADBLOCK),
+        "n_detours": kinds.count(DETOUR), "n_diamonds": leg.diamonds, "n_tool_calls": len(leg.trace),
+        "passcode": leg.passcode, "seed_url": leg.seed_url, "seed_title": leg.seed_title,
+        "riddle": leg.riddle, "step_budget": leg.step_budget,
+        "simulated_share": None if share is None else float(share),
+    }
+
+
+def leg_row(leg: Leg, stage: str, attempt: int, status: str = "ok", reason: str | None = None,
+            where: str | None = None) -> dict[str, Any]:
+    """One ``ARTIFACT_SCHEMA`` row: the leg at a stage (or accepted), with its full JSON; ``where`` is
+    an error's last traceback frame."""
+    names = set(ARTIFACT_SCHEMA.names)
+    row = {k: v for k, v in leg_summary(leg).items() if k in names}
+    return {**row, "attempt": attempt, "stage": stage, "status": status, "reason": reason, "where": where,
+            "leg_json": leg.to_json()}

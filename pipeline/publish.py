@@ -16,9 +16,9 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from pipeline.export.hub import CONFIG_NAMES, Release, ReleaseError, assemble, write_release
 

@@ -2,7 +2,7 @@
 
 Agents:
   oracle  replays the leg's golden trace through the ``Toolbox`` (AAR-imported legs without a
-          trace: fetches each page stop and runs each tool chain as recorded) and answers y*;
+          trace: runs the leg through ``pipeline.execute``, logging every call) and answers y*;
   random  answers a uniform digit from a seeded RNG, calls no tool;
   llm     a ReAct-style tool-calling loop over an OpenAI-compatible endpoint (``pipeline.llm``),
           with the step budget B = max(10, floor(1.5 K)), a wall-clock timeout, tool outputs
@@ -25,48 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cache import canonical_json
-from pipeline.model import MERGE, ROADBLOCK, ROUTE_INFO, Leg
+from pipeline.model import Leg
 from pipeline.tools.registry import Toolbox
-from pipeline.tools.spec import TOOLS
+from pipeline.tools.toollog import ToolLog, call_tool
 
 TOOL_OUTPUT_CHARS = 8000
-try:  # the same preview length as the tool executor's log (python -m pipeline.tools --log)
-    from pipeline.tools.cli import PREVIEW_CHARS
-except ImportError:  # pragma: no cover
-    PREVIEW_CHARS = 2000
-AGENTS = ("oracle", "random", "llm")
+AGENTS = ("oracle", "random", "solver", "llm")
 
 
-# ---- tool log ----------------------------------------------------------------------------
-class ToolLog:
-    """Append-only JSONL tool log, one line per call, flushed as it goes (a crash leaves a
-    readable prefix)."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.calls = 0
-
-    def record(self, tool: str, args: Any, success: bool, response: str) -> None:
-        entry = {"tool": tool, "args": args, "success": success, "result_preview": response[:PREVIEW_CHARS],
-                 "result_len": len(response), "ts": round(time.time(), 3)}
-        if tool == "fetch_webpage" and isinstance(args, dict) and "url" in args:
-            entry["url"] = args["url"]
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        self.calls += 1
-
-
-def call_tool(toolbox: Toolbox, log: ToolLog, tool: str, args: Any) -> tuple[bool, str, dict | None]:
-    """Call one tool through the registry and log it; errors become an ``{error}`` response."""
-    try:
-        result = toolbox.call(tool, args)
-        ok, text, data = result.ok, result.response_json, result.data
-    except Exception as exc:  # argument errors, missing backends, replay misses: the agent sees them
-        ok, data = False, None
-        text = canonical_json({"error": f"{type(exc).__name__}: {exc}"})
-    log.record(tool, args, ok, text)
-    return ok, text, data
+# ---- tool log: the one writer (and call_tool) live in pipeline.tools.toollog, shared with the tool CLI
+# and the MCP server (python -m pipeline.tools serve), so every way of racing logs the same lines.
 
 
 @dataclass
@@ -83,46 +51,32 @@ class TrialResult:
 
 
 # ---- oracle ------------------------------------------------------------------------------
-def _get_path(obj: Any, path: str) -> Any:
-    from pipeline.execute import StopFailed, get_path
-    try:
-        return get_path(obj, path)
-    except StopFailed:
-        return None
+class _LoggedToolbox:
+    """The toolbox as the oracle's executor sees it: every call also goes to the trial's tool log."""
 
+    def __init__(self, toolbox: Toolbox, log: ToolLog):
+        self.toolbox, self.log = toolbox, log
 
-def _bind_prev(v: Any, outputs: dict[str, Any]) -> Any:
-    if isinstance(v, dict) and set(v) == {"$prev"}:
-        return outputs.get(v["$prev"])
-    if isinstance(v, list):
-        return [_bind_prev(x, outputs) for x in v]
-    return v
-
-
-def _coords_of(value: Any) -> Any:
-    if isinstance(value, dict) and "lat" in value and "lng" in value:
-        return {"lat": value["lat"], "lng": value["lng"]}
-    return value
+    def call(self, tool: str, args: Any):
+        try:
+            result = self.toolbox.call(tool, args)
+        except Exception as exc:
+            self.log.record(tool, args, False, canonical_json({"error": f"{type(exc).__name__}: {exc}"}))
+            raise
+        self.log.record(tool, args, result.ok, result.response_json)
+        return result
 
 
 def run_oracle(leg: Leg, toolbox: Toolbox, log: ToolLog) -> TrialResult:
+    """Replay the golden trace; a leg without one (an AAR import) is executed by ``pipeline.execute``,
+    the generator's own executor, with recorded values standing in for stops it cannot re-derive."""
     start = time.monotonic()
     if leg.trace:
         for t in leg.trace:
             call_tool(toolbox, log, t.tool, t.args)
     else:
-        for stop in leg.stops:
-            if stop.kind == ROUTE_INFO and stop.page_url:
-                call_tool(toolbox, log, "fetch_webpage", {"url": stop.page_url})
-            elif stop.kind in (ROADBLOCK, MERGE):
-                outputs: dict[str, Any] = {}
-                for step in stop.tool_chain:
-                    props = TOOLS.get(step.tool, {}).get("parameters", {}).get("properties", {})
-                    args = {k: _bind_prev(v, outputs) for k, v in step.args.items() if not props or k in props}
-                    args = {k: _coords_of(v) if not isinstance(v, list) else [_coords_of(x) for x in v]
-                            for k, v in args.items()}
-                    ok, _, data = call_tool(toolbox, log, step.tool, args)
-                    outputs[step.output_key] = _get_path(data, step.extract) if ok and data is not None else None
+        from pipeline.execute import execute_leg
+        execute_leg(leg, _LoggedToolbox(toolbox, log), failures={})
     answer = None if leg.passcode is None else str(leg.passcode)
     return TrialResult(leg.leg_id, "oracle", 0, answer, steps=log.calls, wall_time_s=round(time.monotonic() - start, 3),
                        messages=[worked_solution(leg, answer)])
@@ -136,6 +90,23 @@ def worked_solution(leg: Leg, answer: str | None) -> str:
     lines = [f"Clue {stop.index}: {json.dumps(stop.value, ensure_ascii=False, default=str)}"
              for stop in leg.stops if stop.value is not None]
     return "\n".join(lines + [f"ANSWER: {answer}"])
+
+
+# ---- solver ------------------------------------------------------------------------------
+def run_solver(leg: Leg, toolbox: Toolbox, log: ToolLog) -> TrialResult:
+    """The riddle-only solver (``pipeline.agents.solver``): it is handed the riddle and the seed URL,
+    never the stops, values or trace."""
+    from pipeline.agents.solver import RiddleView, solve
+    start = time.monotonic()
+    solution = solve(RiddleView(riddle=leg.riddle, seed_url=leg.seed_url), toolbox,
+                     on_call=lambda tool, args, ok, text: log.record(tool, args, ok, text))
+    answer = str(solution.answer) if solution.solved else None
+    lines = [f"Clue {n}: {json.dumps(v, ensure_ascii=False, default=str)}" for n, v in sorted(solution.values.items())]
+    if not solution.solved:
+        lines.append(f"{solution.status.upper()}: {solution.reason}")
+    return TrialResult(leg.leg_id, "solver", 0, answer, steps=log.calls, wall_time_s=round(time.monotonic() - start, 3),
+                       stop_reason="answered" if solution.solved else solution.status,
+                       messages=["\n".join(lines + [f"ANSWER: {answer}"])])
 
 
 # ---- random ------------------------------------------------------------------------------
@@ -159,7 +130,7 @@ def parse_digit(text: str | None) -> str | None:
     """The final answer: 'ANSWER: d' if present, else a reply that is one digit, else the last lone digit."""
     if not text:
         return None
-    m = re.findall(r"ANSWER\s*[:=]\s*\**\s*(\d)\b", text, re.I)
+    m = re.findall(r"ANSWER\s*[:=]\s*\**\s*(\d)\b", text, re.IGNORECASE)
     if m:
         return m[-1]
     if re.fullmatch(r"\s*\d\s*", text):
@@ -237,11 +208,14 @@ def run_trial(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = 
             result.seed = seed
         elif agent == "random":
             result = run_random(leg, seed)
+        elif agent == "solver":
+            result = run_solver(leg, toolbox or Toolbox(), log)
+            result.seed = seed
         elif agent == "llm":
             result = run_llm(leg, toolbox or Toolbox(), log, client, seed=seed, timeout_s=timeout_s)
         else:
             raise ValueError(f"unknown agent {agent!r}: {', '.join(AGENTS)}")
-    except Exception as exc:  # an agent crash is a failed trial with its reason, not a failed run
+    except Exception as exc:  # noqa: BLE001 - an agent crash is a failed trial with its reason, not a failed run
         result = TrialResult(leg.leg_id, agent, seed, None, log.calls, stop_reason="crash")
         error = f"{type(exc).__name__}: {exc}"
     record = {"leg_id": leg.leg_id, "agent": agent, "seed": seed, "answer": result.answer,
@@ -264,13 +238,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout-s", type=float, default=600.0, help="wall-clock limit per trial (llm agent)")
     ap.add_argument("--limit", type=int, help="run only the first N legs")
     ap.add_argument("--out", required=True, help="runs directory (one sub-directory per trial)")
+    ap.add_argument("--faults", default=None, metavar="SPEC",
+                    help="inject seeded tool faults, e.g. rate=0.1,seed=7 (pipeline.tools.faults); each trial "
+                         "draws its own")
     a = ap.parse_args(argv)
 
     from pipeline.config import load_settings
     from pipeline.export import load_legs
 
     legs = load_legs(a.legs)[: a.limit] if a.limit else load_legs(a.legs)
-    settings = load_settings(llm_base_url=a.llm_base_url, llm_model=a.llm_model)
+    settings = load_settings(llm_base_url=a.llm_base_url, llm_model=a.llm_model, faults=a.faults)
     toolbox = Toolbox(settings) if a.agent != "random" else None
     client = None
     if a.agent == "llm":
@@ -278,8 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         client = LLMClient(settings, toolbox.cache)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    from pipeline.tools.faults import fault_scope
     for leg in legs:
-        d = run_trial(leg, a.agent, out, toolbox=toolbox, seed=a.seed, client=client, timeout_s=a.timeout_s)
+        with fault_scope(trial_dir_name(a.agent, leg.leg_id, a.seed)):
+            d = run_trial(leg, a.agent, out, toolbox=toolbox, seed=a.seed, client=client, timeout_s=a.timeout_s)
         rec = json.loads((d / "trial.json").read_text())
         print(f"{leg.leg_id}: answer={rec['answer']} steps={rec['steps']} ({rec['stop_reason']})", file=sys.stderr)
     print(f"{len(legs)} trials written to {out}")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 
 def _is_prime(n: int) -> bool:
@@ -76,7 +77,7 @@ def roman_numeral_letter_count(n: int) -> int:
 
 
 def binary_1bit_count(n: int) -> int:
-    return bin(n).count("1")
+    return (n).bit_count()
 
 
 def digit_reversal(n: int) -> int:

@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
+python -m ruff check .   # lint first: ruff defaults plus import sorting (pyproject.toml)
 python -m pytest -q -p no:cacheprovider "$@"

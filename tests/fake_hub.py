@@ -25,6 +25,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 from urllib.parse import unquote, urlsplit
 
 REPO = r"(?P<type>model|dataset|space)s/(?P<repo>[^/]+/[^/]+)"
@@ -74,7 +75,7 @@ class FakeHub:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FakeHub":
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

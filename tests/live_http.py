@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -97,7 +98,7 @@ class ScriptedServer:
     def hits(self, path: str) -> list[Request]:
         return [r for r in self.requests if r.path == path]
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

@@ -55,9 +55,11 @@ def test_from_previous_keys_map_to_references():
     leg = aar_to_leg(json.loads((ANCHORS / "aar-dag/easy/sample_003.json").read_text()))
     chain = leg.stops[4].tool_chain
     assert [s.tool for s in chain] == ["maps_geocode", "maps_elevation"]
-    assert chain[1].args == {"locations": {"$prev": "coords"}}
+    # converted once on import into our syntax: step 0's output (a geocode: its coordinates)
+    assert chain[1].args == {"locations": {"$step": 0, "pick": ["lat", "lng"]}}
     dist = aar_to_leg(json.loads((ANCHORS / "aar-linear/hard/sample_118.json").read_text())).stops[7].tool_chain[2]
-    assert dist.args == {"origins": [{"$prev": "coords_a"}], "destinations": [{"$prev": "coords_b"}]}
+    assert dist.args == {"origins": [{"$step": 0, "pick": ["lat", "lng"]}],
+                         "destinations": [{"$step": 1, "pick": ["lat", "lng"]}]}
 
 
 def test_dict_valued_extracted_value_is_a_warning_not_a_crash():

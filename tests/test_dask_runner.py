@@ -11,7 +11,7 @@ from pipeline.config import PROJECT_ROOT
 def generate(out, runner, env):
     return subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", "easy", "--variant", "dag",
                            "--count", "2", "--seed", "9", "--batch-size", "1", "--task-runner", runner, "--out", str(out)],
-                          cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=900)
+                          cwd=PROJECT_ROOT, env=env, check=False, capture_output=True, text=True, timeout=900)
 
 
 def test_dask_run_matches_thread_run_byte_for_byte(tmp_path):

@@ -4,7 +4,6 @@ import os
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.export.harbor import export_harbor, task_id

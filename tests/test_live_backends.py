@@ -7,7 +7,7 @@ responses by hand (unit conversions included), not copied from what the code ret
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -322,7 +322,7 @@ def test_countries_population_and_area(tmp_path):
 
 
 def test_crypto_daily_kline(tmp_path):
-    day_ms = int(datetime(2024, 1, 15, tzinfo=timezone.utc).timestamp() * 1000)
+    day_ms = int(datetime(2024, 1, 15, tzinfo=UTC).timestamp() * 1000)
     kline = [[day_ms, "41732.35000000", "43400.43000000", "41718.05000000", "42511.10000000", "40427.70000000",
               day_ms + 86399999, "1730374830.12345678", 1200000, "20000.0", "850000000.0", "0"]]
     with ScriptedServer({"/binance/api/v3/klines": Answer(200, kline)}) as server:

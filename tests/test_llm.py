@@ -90,9 +90,9 @@ def test_persistent_failure_is_a_clear_error_and_not_cached(tmp_path):
 
 
 def test_client_errors_are_not_retried(tmp_path):
-    with ScriptedServer({"/v1/chat/completions": Answer(400, {"error": {"message": "bad model"}})}) as server:
-        with pytest.raises(LLMError, match="HTTP 400"):
-            make_client(server, tmp_path).chat(HELLO)
+    with (ScriptedServer({"/v1/chat/completions": Answer(400, {"error": {"message": "bad model"}})}) as server,
+          pytest.raises(LLMError, match="HTTP 400")):
+        make_client(server, tmp_path).chat(HELLO)
     assert len(server.hits("/v1/chat/completions")) == 1
 
 

@@ -34,10 +34,10 @@ def scripted_model(junk: bool = False):
             return reply("Sure! Here is what you asked for.")
         if text.startswith("You plan one leg"):
             n = int(re.search(r"exactly (\d+) pages", text).group(1))
-            titles = re.findall(r"^- (.+?): ", text, re.M)
+            titles = re.findall(r"^- (.+?): ", text, re.MULTILINE)
             return reply(json.dumps({"theme": "a scripted theme", "route": titles[:n]}))
         if text.startswith("Rewrite one clue"):
-            clue = re.search(r"^Clue \d+: (.*)$", text, re.M).group(1)
+            clue = re.search(r"^Clue \d+: (.*)$", text, re.MULTILINE).group(1)
             return reply(json.dumps({"clue": PREFIX + clue}))
         if text.startswith("Here is a riddle"):
             riddle = text.split("Riddle:\n", 1)[1].rsplit("\nAnswer with JSON", 1)[0].replace(PREFIX, "")
@@ -70,8 +70,8 @@ def test_llm_plans_paraphrases_and_round_trips(tmp_path, variant):
         # a re-run of the same stages is answered from the cache: the server is not asked again
         run_generation(params, tmp_path / "again", ctx.settings, local_map_stage(ctx))
         assert llm.requests_sent == sent
-        before = open(tmp_path / "run" / "legs.parquet", "rb").read()
-        assert before == open(tmp_path / "again" / "legs.parquet", "rb").read()
+        before = (tmp_path / "run" / "legs.parquet").read_bytes()
+        assert before == (tmp_path / "again" / "legs.parquet").read_bytes()
 
 
 def test_an_llm_answering_junk_rejects_the_leg_with_the_reason(tmp_path):

@@ -6,19 +6,20 @@ from fractions import Fraction
 
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipeline.config import load_settings
-from pipeline.tasks.common import main as tasks_cli, write_task_table
+from pipeline.tasks.common import main as tasks_cli
+from pipeline.tasks.common import write_task_table
 from pipeline.tasks.math import metrics
 from pipeline.tasks.math.answers import check_answer
 from pipeline.tasks.math.core import LEVELS
-from pipeline.tasks.math.dataset import (FAMILIES, TASKS_FILE, Unverified, build_rows, draft, golden_trace,
-                                         task_row)
+from pipeline.tasks.math.dataset import FAMILIES, TASKS_FILE, Unverified, build_rows, draft
 from pipeline.tasks.math.derived import derived_rows, plan_cut
 from pipeline.tools.registry import Toolbox
 
-F = lambda v: float(Fraction(str(v)))  # noqa: E731  parameters hold ints and 'p/q' strings
+F = lambda v: float(Fraction(str(v)))
 
 
 def _heron(a, b, c):
@@ -50,13 +51,16 @@ def _poly_values(p):
 
 
 # Independent float oracles: the expected numeric answer (or a predicate on the answer) from the parameters.
+def _quadratic_roots(a, b, c, *, story: bool):
+    """Both real roots by the formula (a story problem keeps only the positive one)."""
+    root = math.sqrt(b * b - 4 * a * c)
+    return [(-b + root) / (2 * a)] if story else sorted([(-b - root) / (2 * a), (-b + root) / (2 * a)])
+
+
 ORACLES = {
     "linear_equation": lambda p: F(p["sol"]),
     "linear_system": lambda p: [p["x0"], p["y0"]],
-    "quadratic_equation": lambda p: (lambda a, b, c: (
-        [(-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)] if p.get("story") else
-        sorted([(-b - math.sqrt(b * b - 4 * a * c)) / (2 * a), (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)])))(
-        p["a"], p["b"], p["c"]),
+    "quadratic_equation": lambda p: _quadratic_roots(p["a"], p["b"], p["c"], story=bool(p.get("story"))),
     "arithmetic_sequence": lambda p: (p["a1"] + (p["n"] - 1) * p["d"]) if p["ask"] == "term"
     else sum(p["a1"] + k * p["d"] for k in range(p["n"])),
     "geometric_sequence": lambda p: F(p["a1"]) * F(p["r"]) ** (p["n"] - 1) if p["ask"] == "term"
@@ -217,7 +221,7 @@ def test_validate_passes_then_catches_tampering(small_build, tmp_path, capsys):
 
 
 def test_build_is_deterministic(small_build, tmp_path):
-    rows, out, _ = small_build
+    _rows, out, _ = small_build
     fresh = Toolbox(load_settings(cache_path=tmp_path / "fresh.sqlite", env={}))
     again, _ = build_rows(1, 11, fresh, families=["linear_equation", "law_of_cosines", "quadratic_equation"])
     write_task_table(again, tmp_path / TASKS_FILE)

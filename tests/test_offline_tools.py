@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import math
 
 import pytest
 
@@ -41,7 +40,7 @@ def test_elevation_single_and_many(toolbox):
     one = call(toolbox, "maps_elevation", {"locations": {"lat": 48.40, "lng": 9.99}})
     assert one["elevation_m"] == pytest.approx(502, abs=1) and one["provenance"] == "offline-data"
     many = call(toolbox, "maps_elevation", {"locations": [{"lat": 48.40, "lng": 9.99}, {"lat": 0.0, "lng": -30.0}]})
-    assert [r["elevation_m"] for r in many["results"]][0] == one["elevation_m"] and len(many["results"]) == 2
+    assert next(r["elevation_m"] for r in many["results"]) == one["elevation_m"] and len(many["results"]) == 2
 
 
 def test_countries(toolbox):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from fake_hub import FakeHub
 
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline.config import PROJECT_ROOT, load_settings
@@ -25,7 +26,6 @@ from pipeline.model import ARTIFACT_SCHEMA, Leg
 from pipeline.stages.base import StageContext
 from pipeline.tasks.common import TASK_SCHEMA, write_task_table
 from pipeline.tasks.os.sandbox import sandbox_available
-from fake_hub import FakeHub
 
 FAKE_TOKEN = "hf_LegworkFakeToken_7f3a9c1e5b_DoNotLeak"
 TASK_FAMILIES = ("git", "os") if sandbox_available() else ("git",)
@@ -56,7 +56,7 @@ class Inputs:
 
 def run_cli(module: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", module, *args], cwd=PROJECT_ROOT, env=env or dict(os.environ),
-                          capture_output=True, text=True, timeout=300)
+                          check=False, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def load_config(repo: Path, config: str, cache_dir: Path):
 def test_every_config_loads_with_datasets_and_matches_the_sources(inputs, dry_run, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    repo, result, seconds = dry_run
+    repo, _result, seconds = dry_run
     configs = sorted(p.name for p in repo.iterdir() if p.is_dir())
     assert configs == sorted(["legs_linear", "legs_dag", *TASK_FAMILIES])
 

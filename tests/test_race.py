@@ -3,6 +3,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -77,7 +78,7 @@ def test_parse_digit():
 
 class ScriptedChat(BaseHTTPRequestHandler):
     """OpenAI-compatible /chat/completions: one tool call, then the answer."""
-    requests: list = []
+    requests: ClassVar[list] = []
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

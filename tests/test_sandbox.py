@@ -9,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.tools.sandbox import (SANDBOX_WORKDIR, available_isolations, isolation_available,
-                                    run_python)
+from pipeline.tools.sandbox import SANDBOX_WORKDIR, available_isolations, isolation_available
+from pipeline.tools.sandbox import run_python as _run_python
+
+
+def run_python(code: str, **kwargs):
+    """The best mode here; the limits and output checks also run (unisolated) on machines without one."""
+    return _run_python(code, allow_unisolated=True, **kwargs)
+
 
 ISOLATED = [iso for iso in available_isolations() if iso != "none"]
 needs_isolation = pytest.mark.skipif(not isolation_available(),
@@ -79,7 +85,7 @@ def _pending_connection(listener: socket.socket) -> bool:
     listener.settimeout(0.3)
     try:
         conn, _ = listener.accept()
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False
     conn.close()
     return True

@@ -11,7 +11,8 @@ from pipeline.tools.registry import Toolbox
 
 @pytest.fixture
 def toolbox(tmp_path):
-    settings = load_settings(env={}, cache_path=tmp_path / "cache.sqlite", snapshot_dir=tmp_path / "snap")
+    settings = load_settings(env={}, cache_path=tmp_path / "cache.sqlite", snapshot_dir=tmp_path / "snap",
+                             sandbox_allow_unisolated=True)  # the tool path is checked also where no sandbox works
     return Toolbox(settings)
 
 

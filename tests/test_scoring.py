@@ -3,9 +3,16 @@ import json
 
 import pytest
 
+from pipeline.llm import LLMJunk
 from pipeline.model import Leg, Stop, ToolStep, TraceEntry
 from pipeline.scoring import (
-    aggregate, final_answer_correct, golden_view, load_trials, page_key, score_trial, tool_utility,
+    aggregate,
+    final_answer_correct,
+    golden_view,
+    load_trials,
+    page_key,
+    score_trial,
+    tool_utility,
 )
 from pipeline.scoring.judges import GoldenTraceJudge, parse_judgment
 from pipeline.scoring.matching import args_match, haversine_km, value_in_text, values_match
@@ -180,7 +187,7 @@ def test_tool_utility_sums_signs():
 def test_llm_judgment_parsing():
     assert parse_judgment('{"label": "positive", "confidence": 0.9, "rationale": "new page"}') == \
         ("positive", 0.9, "new page")
-    with pytest.raises(Exception):
+    with pytest.raises(LLMJunk):
         parse_judgment("positive")
     with pytest.raises(ValueError):
         parse_judgment('{"label": "maybe"}')

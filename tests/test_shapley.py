@@ -1,11 +1,15 @@
 """Shapley / Banzhaf attribution: axioms and a hand-checked 4-module example."""
-import itertools
 
 import pytest
 
 from pipeline.scoring.shapley import (
-    banzhaf_values, best_combination, pairwise_consistency, predicted_best_combination, shapley_monte_carlo,
-    shapley_values, subsets_table,
+    banzhaf_values,
+    best_combination,
+    pairwise_consistency,
+    predicted_best_combination,
+    shapley_monte_carlo,
+    shapley_values,
+    subsets_table,
 )
 
 MODULES = ("planner", "memory", "search", "verifier")

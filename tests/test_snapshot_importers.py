@@ -8,8 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.snapshot.importers import (Redirect, Skipped, SnapshotInputError, detect_sources, iter_summaries,
-                                         iter_wikitext_folder, iter_xml_dump, iter_zim)
+from pipeline.snapshot.importers import (
+    Redirect,
+    Skipped,
+    SnapshotInputError,
+    detect_sources,
+    iter_summaries,
+    iter_wikitext_folder,
+    iter_xml_dump,
+    iter_zim,
+)
 from pipeline.snapshot.page import Page
 from pipeline.snapshot.wikitext import page_from_wikitext
 
@@ -107,7 +115,7 @@ def test_wikitext_folder():
 
 
 def test_summaries_json():
-    pages, redirects, skipped = _split(list(iter_summaries(FIXTURES / "summaries.json", "summaries.json")))
+    pages, _redirects, skipped = _split(list(iter_summaries(FIXTURES / "summaries.json", "summaries.json")))
     assert sorted(pages) == ["Sample River", "Testville"]
     assert [s.title for s in skipped] == ["Blank"]
     river = pages["Sample River"]
@@ -197,7 +205,7 @@ def test_ray_charles_zim():
     with_infobox = set()
     for i in range(archive.all_entry_count):
         entry = archive._get_entry_by_id(i)
-        if entry.path.startswith("A/") and not entry.is_redirect and entry.path != "A/index":
-            if 'class="infobox' in bytes(entry.get_item().content).decode():
-                with_infobox.add(entry.path[2:].replace("_", " "))  # URL title, as the importer uses
+        if (entry.path.startswith("A/") and not entry.is_redirect and entry.path != "A/index"
+                and 'class="infobox' in bytes(entry.get_item().content).decode()):
+            with_infobox.add(entry.path[2:].replace("_", " "))  # URL title, as the importer uses
     assert {t for t, p in pages.items() if p.infobox} == with_infobox

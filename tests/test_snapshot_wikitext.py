@@ -10,7 +10,7 @@ from pipeline.snapshot.wikitext import WikitextError, page_from_wikitext
 
 
 def _field(value: str, name: str = "value"):
-    page = page_from_wikitext("T", "{{Infobox thing\n| %s = %s\n}}\n'''T''' is a thing." % (name, value))
+    page = page_from_wikitext("T", f"{{{{Infobox thing\n| {name} = {value}\n}}}}\n'''T''' is a thing.")
     return page.field(name)
 
 
@@ -46,7 +46,7 @@ def test_infobox_templates(value, name, text, kind, number, unit, date):
     ("12|S|77|W", (-12.0, -77.0)),
 ])
 def test_coord_template(params, expected):
-    page = page_from_wikitext("P", "{{coord|%s|display=title}}\n'''P''' is a place." % params)
+    page = page_from_wikitext("P", f"{{{{coord|{params}|display=title}}}}\n'''P''' is a place.")
     assert page.coords == expected
     assert page.lead == "P is a place."                             # a title coord is not lead text
 

@@ -10,7 +10,7 @@ from pipeline import expressions
 from pipeline.catalog import roadblock_templates
 from pipeline.config import load_settings
 from pipeline.execute import StopFailed, run_stop
-from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, Stop
+from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, FactSpec, Stop
 from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalidate, verbalize
 from pipeline.stages.base import Rejected, StageContext, value_inputs
 from pipeline.stages.build import make_roadblock
@@ -37,28 +37,28 @@ def first_leg_through(ctx, level, variant, stages, seed=0):
 
 def test_crawl_stays_within_the_level_depth_and_inside_the_snapshot(ctx):
     leg = first_leg_through(ctx, "medium", "linear", [crawl])
-    pages = dict((t, d) for t, d in leg.metadata["crawl"]["pages"])
+    pages = {t: d for t, d in leg.crawl.pages}
     assert pages[leg.seed_title] == 0
     assert max(pages.values()) <= ctx.presets["medium"].crawl_depth
     assert all(ctx.store.get(t) is not None for t in pages)
-    for src, targets in leg.metadata["crawl"]["edges"].items():  # edges are real links of the page
+    for src, targets in leg.crawl.edges.items():  # edges are real links of the page
         links = {l.title for l in ctx.store.get(src).links}
         assert set(targets) <= links
 
 
 def test_plan_shapes_respect_the_level_and_the_route_walks_links(ctx):
-    for level, preset in ctx.presets.items():
+    for preset in ctx.presets.values():
         for k, r, d, p in shapes(preset):
             assert preset.stops[0] <= k <= preset.stops[1] and k == r + d + p + 1 and p >= 1
     leg = first_leg_through(ctx, "hard", "linear", [crawl, plan])
-    route = leg.metadata["plan"]["route"]
-    assert route[0] == leg.seed_title and len(route) == leg.metadata["plan"]["pages"] == len(set(route))
+    route = leg.plan.route
+    assert route[0] == leg.seed_title and len(route) == leg.plan.pages == len(set(route))
 
 
 def test_build_makes_spares_and_references_only_earlier_stops(ctx):
     leg = first_leg_through(ctx, "medium", "linear", [crawl, plan, build])
-    planned = leg.metadata["plan"]
-    assert len(leg.stops_of(ROADBLOCK)) >= planned["roadblocks"]
+    planned = leg.plan
+    assert len(leg.stops_of(ROADBLOCK)) >= planned.roadblocks
     assert leg.stops[-1].kind == FINISH_LINE and leg.stops[-1].expression is None
     for stop in leg.stops:
         assert all(i < stop.index for i in value_inputs(stop))
@@ -68,9 +68,9 @@ def test_build_makes_spares_and_references_only_earlier_stops(ctx):
 
 def test_prevalidate_trims_to_the_plan_and_feeds_every_value_into_the_finish(ctx):
     leg = first_leg_through(ctx, "medium", "linear", [crawl, plan, build, prevalidate])
-    planned = leg.metadata["plan"]
-    assert len(leg.stops_of(ROADBLOCK)) == planned["roadblocks"]
-    assert len(leg.stops_of(DETOUR)) <= planned["detours"]
+    planned = leg.plan
+    assert len(leg.stops_of(ROADBLOCK)) == planned.roadblocks
+    assert len(leg.stops_of(DETOUR)) <= planned.detours
     finish = leg.stops[-1]
     values = {s.index: s.value for s in leg.stops}
     assert expressions.evaluate(finish.expression, values) == finish.value
@@ -120,7 +120,7 @@ def test_verbalize_writes_one_clue_per_stop_naming_no_leg_page(ctx):
     assert [c.number for c in leg.clues] == list(range(1, len(leg.stops) + 1))
     names = verbalize.forbidden_names(leg, ctx)
     assert verbalize.find_leak(leg.riddle, names) is None
-    assert leg.metadata["round_trip"]["implied_passcode"] == leg.passcode
+    assert leg.metadata["solver"]["status"] == "solved" and leg.metadata["solver"]["answer"] == leg.passcode
 
 
 SAMPLE_INPUTS = {"place": ["Ulm", "Vienna", "Helsinki"], "country": ["Andorra", "Japan"], "date": ["1930-09-23"],
@@ -140,9 +140,9 @@ def test_every_roadblock_template_yields_a_number_on_real_inputs(ctx, name):
     outcomes: dict[tuple, list] = {}
     for inputs in choices:
         sources = [Stop(index=i, kind=ROUTE_INFO, description=role, value=v,
-                        value_type="number" if role == "number" else "text", hints={"role": role})
+                        value_type="number" if role == "number" else "text", fact=FactSpec(role=role, label=role))
                    for i, (role, v) in enumerate(zip(roles, inputs))]
-        context = sources[-1] if sources else Stop(index=0, kind=ROUTE_INFO, description="", hints={})
+        context = sources[-1] if sources else Stop(index=0, kind=ROUTE_INFO, description="")
         for seed in range(16):  # enough draws to meet every parameter value of these templates
             stop = make_roadblock(name, template, [s.index for s in sources], random.Random(seed), context, unit="km")
             stop.index = len(sources)
@@ -150,6 +150,6 @@ def test_every_roadblock_template_yields_a_number_on_real_inputs(ctx, name):
                 value = run_stop(stop, {s.index: s.value for s in sources}, ctx.toolbox, [])
             except StopFailed as exc:
                 value = f"failed: {exc}"
-            outcomes.setdefault(tuple(sorted(stop.hints["params"].items())), []).append(value)
+            outcomes.setdefault(tuple(sorted(stop.roadblock.params.items())), []).append(value)
     for params, values in outcomes.items():
         assert any(isinstance(v, int) for v in values), (name, params, values[:3])

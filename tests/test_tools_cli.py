@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipeline.tools.spec import TOOLS, openai_schema
 
@@ -19,8 +21,8 @@ def run_cli(*argv: str, env_extra: dict | None = None, cwd: Path | None = None) 
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEGWORK_")}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "pipeline.tools", *argv], capture_output=True, text=True,
-                          env=env, cwd=cwd or ROOT, timeout=60)
+    return subprocess.run([sys.executable, "-m", "pipeline.tools", *argv], check=False, capture_output=True,
+                          text=True, env=env, cwd=cwd or ROOT, timeout=60)
 
 
 @pytest.fixture
@@ -125,8 +127,8 @@ def test_cold_start_is_fast_and_imports_nothing_heavy(cache_args):
              "heavy = sorted(m for m in ('pyarrow', 'pandas', 'prefect', 'openai') if m in sys.modules)\n"
              "print('HEAVY', heavy)")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", probe, cache_args[1]], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=60)
+    done = subprocess.run([sys.executable, "-c", probe, cache_args[1]], check=False, capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=60)
     assert done.stdout.strip().endswith("HEAVY []"), done.stdout + done.stderr
     best = min(_timed(run_cli, *cache_args, "call", "python_generate_code", '{"task": "sum of 1 and 2"}')
                for _ in range(3))
@@ -138,3 +140,66 @@ def _timed(fn, *args) -> float:
     done = fn(*args)
     assert done.returncode == 0, done.stderr
     return time.perf_counter() - start
+
+
+# ---- one tool-log writer ---------------------------------------------------------------------------
+def test_race_the_cli_and_the_server_share_one_writer():
+    from pipeline import race
+    from pipeline.tools import cli, serve, toollog
+
+    assert race.ToolLog is toollog.ToolLog and race.call_tool is toollog.call_tool
+    assert cli.PREVIEW_CHARS == toollog.PREVIEW_CHARS
+    assert "call_tool" in serve.ToolService.call.__code__.co_names  # the server logs through toollog.call_tool
+
+
+_json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                        max_size=3), max_leaves=8)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(calls=st.lists(st.tuples(st.sampled_from(sorted(TOOLS)), st.dictionaries(st.text(max_size=8), _json_values,
+                                                                                 max_size=3),
+                                st.booleans(), st.text(max_size=3000)), min_size=1, max_size=4))
+def test_what_the_writer_writes_the_scorer_reads(tmp_path, calls):
+    """Round trip through the scorer's own reader (pipeline.scoring.trials), whatever the arguments and text."""
+    from pipeline.scoring.trials import read_tool_log
+    from pipeline.tools.toollog import PREVIEW_CHARS, ToolLog
+
+    path = tmp_path / f"log-{time.monotonic_ns()}.jsonl"
+    log = ToolLog(path)
+    for tool, args, ok, text in calls:
+        log.record(tool, args, ok, text)
+    read = read_tool_log(path)
+    assert log.calls == len(calls) == len(read)
+    for (tool, args, ok, text), call in zip(calls, read):
+        assert (call.tool, call.args, call.success) == (tool, args, ok)
+        assert call.result_preview == text[:PREVIEW_CHARS] and call.result_len == len(text)
+        assert call.url == (args["url"] if isinstance(args.get("url"), str) else None)
+
+
+def test_concurrent_writers_never_interleave_lines(tmp_path):
+    import threading
+
+    from pipeline.tools.toollog import ToolLog
+
+    path = tmp_path / "tool_log.jsonl"
+    logs = [ToolLog(path), ToolLog(path)]  # two writers on one file, as two CLI processes would be
+
+    def write(log, n):
+        for i in range(200):
+            log.record("calculator", {"expression": f"{n}+{i}"}, True, "x" * (i * 37 % 3000))
+
+    threads = [threading.Thread(target=write, args=(log, n)) for n, log in enumerate(logs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 400 and sorted(line["args"]["expression"] for line in lines) == sorted(
+        f"{n}+{i}" for n in range(2) for i in range(200))
+
+
+def test_serve_takes_the_executors_options(tmp_path):
+    done = run_cli("--snapshot", str(tmp_path / "no-snapshot"), "serve")
+    assert done.returncode == 2 and f"no snapshot at {tmp_path / 'no-snapshot'}" in done.stderr

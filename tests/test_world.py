@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import math
 import random
 
 import pytest

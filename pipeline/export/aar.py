@@ -1,11 +1,13 @@
 """Import and export the public AAR leg JSON (trail_id, seed_url, stops[], passcode, riddle, ...).
 
-Our ``Leg`` keeps references (``{"$stop": i}``, ``{"$prev": key}``, ``s<i>`` in expressions);
-AAR JSON carries values substituted into expressions and code, and ``__from_previous_as_<arg>``
-keys for step-to-step references. The exporter renders the first from the second; the
-importer recovers references where the values match the referenced stops, and keeps what
-it cannot map (self-loop bridges, a riddle whose layout differs) under ``aar_*`` keys so that
-import -> export -> import is stable.
+Our ``Leg`` keeps references (``pipeline.refs``: ``{"$stop": i}``, ``{"$step": k}``; ``s<i>`` in
+expressions); AAR JSON carries values substituted into expressions and code, and
+``__from_previous_as_<arg>`` keys for step-to-step references. The importer converts those keys
+into ``{"$step": k}`` once, on the way in (nothing else in the package knows them), and recovers
+``s<i>`` names where literal values match the referenced stops; what it cannot map (self-loop
+bridges, odd finish-line code, a riddle whose layout differs) is kept in ``Stop.aar``
+(``AarSource``) and ``aar_*`` metadata so that import -> export -> import is stable. The exporter
+renders references back into values and keys.
 
 Semantics of an AAR bridge on a page stop: it describes the move to the NEXT page stop
 (``link_follow`` with ``target_url``, or ``search_query`` with ``expected_result_url``); in our
@@ -16,13 +18,31 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
+from pipeline import refs
 from pipeline.model import (
-    AAR_STOP_TYPE, COMPUTE, DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY,
-    TOOL_CALL, Clue, Extraction, Leg, Stop, ToolStep, Transition,
+    AAR_STOP_TYPE,
+    COMPUTE,
+    DETOUR,
+    FINISH_LINE,
+    LINK_FOLLOW,
+    MERGE,
+    ROADBLOCK,
+    ROUTE_INFO,
+    SEARCH_QUERY,
+    TOOL_CALL,
+    AarSource,
+    Clue,
+    Extraction,
+    Leg,
+    Stop,
+    ToolStep,
+    Transition,
 )
+from pipeline.tools.spec import TOOLS
 
 # Which field of our tool result an AAR output_key names (import); AAR has no extract paths.
 AAR_OUTPUT_EXTRACT = {
@@ -105,7 +125,6 @@ def referencing_expression(expression: str, stops: list[Stop], referenced: list[
         before = expression[:m.start()].rstrip()
         if before.endswith("%"):
             continue
-        literal = float(m.group(1))
         hit = next((i for i in unused if _numeric(by_index[i].value) is not None
                     and render(by_index[i].value) == m.group(1)), None)
         if hit is None:
@@ -119,79 +138,70 @@ def referencing_expression(expression: str, stops: list[Stop], referenced: list[
 
 
 # ---- tool arguments ------------------------------------------------------------------
-def _resolve_stop_ref(ref: dict, stops: list[Stop]) -> Any:
-    stop = next((s for s in stops if s.index == ref["$stop"]), None)
-    value = stop.value if stop else None
-    if "key" in ref and isinstance(value, dict):
-        value = value.get(ref["key"])
-    return value
+def _stop_values(stops: list[Stop]) -> dict[int, Any]:
+    return {s.index: s.value for s in stops if s.value is not None}
 
 
-def _is_prev(v: Any) -> bool:
-    return isinstance(v, dict) and set(v) == {"$prev"}
+def _step_key(v: Any, chain: list[ToolStep]) -> str | None:
+    """The AAR output_key a ``{"$step": k}`` reference names, or None if ``v`` is none."""
+    if refs.is_step_ref(v) and 0 <= v[refs.STEP] < len(chain):
+        return chain[v[refs.STEP]].output_key
+    return None
 
 
-def _is_stop(v: Any) -> bool:
-    return isinstance(v, dict) and "$stop" in v and set(v) <= {"$stop", "key"}
-
-
-def _step_refs_as_prev(v: Any, chain: list[ToolStep], stops: list[Stop]) -> Any:
-    """``{"$step": k, ...}`` names step k's output (its output_key); ``{"$code": t, "refs"}``
-    is rendered when its references are stop values."""
-    if isinstance(v, dict) and "$step" in v:
-        k = v["$step"]
-        return {"$prev": chain[k].output_key} if 0 <= k < len(chain) else v
-    if isinstance(v, dict) and "$code" in v:
-        refs = {}
-        for name, ref in (v.get("refs") or {}).items():
-            if not _is_stop(ref):
-                return v
-            refs[name] = _resolve_stop_ref(ref, stops)
-        try:
-            return v["$code"].format(**refs)
-        except (KeyError, IndexError, ValueError):
-            return v
-    if isinstance(v, list):
-        return [_step_refs_as_prev(x, chain, stops) for x in v]
-    return v
-
-
-def args_to_aar(args: dict, stops: list[Stop], chain: list[ToolStep] | None = None) -> dict:
+def args_to_aar(args: dict, stops: list[Stop], chain: list[ToolStep] | None = None,
+                aar_args: dict | None = None) -> dict:
     """Our step arguments in AAR form: stop references substituted, step references as
     ``__from_previous_as_<arg>`` keys (``__from_previous`` for a weather ``location``,
     ``__from_previous_as_origins_destinations`` for a one-to-one distance matrix)."""
+    chain = chain or []
+    values = _stop_values(stops)
     out: dict[str, Any] = {}
-    args = {k: _step_refs_as_prev(v, chain or [], stops) for k, v in args.items()}
     origins, destinations = args.get("origins"), args.get("destinations")
     if (isinstance(origins, list) and isinstance(destinations, list) and len(origins) == len(destinations) == 1
-            and _is_prev(origins[0]) and _is_prev(destinations[0])):
-        out[_OD_KEY] = [origins[0]["$prev"], destinations[0]["$prev"]]
+            and _step_key(origins[0], chain) and _step_key(destinations[0], chain)):
+        out[_OD_KEY] = [_step_key(origins[0], chain), _step_key(destinations[0], chain)]
         args = {k: v for k, v in args.items() if k not in ("origins", "destinations")}
     for name, v in args.items():
-        if _is_prev(v):
-            out[_FROM_PREV if name == "location" else _FROM_PREV_AS + name] = v["$prev"]
-        elif _is_stop(v):
-            out[name] = _resolve_stop_ref(v, stops)
-        elif isinstance(v, list):
-            out[name] = [_resolve_stop_ref(x, stops) if _is_stop(x) else x for x in v]
+        key = _step_key(v, chain)
+        if key is not None:
+            out[_FROM_PREV if name == "location" else _FROM_PREV_AS + name] = key
         else:
-            out[name] = v
-    return out
+            out[name] = refs.resolve(v, values, partial=True)
+    return {**out, **(aar_args or {})}
 
 
-def args_from_aar(args: dict) -> dict:
-    """AAR step arguments as ours: ``__from_previous*`` keys become ``{"$prev": key}``."""
+def args_from_aar(tool: str, args: dict, earlier: list[ToolStep], warnings: list[str], where: str) -> ToolStep:
+    """AAR step arguments as ours, converted once on the way in: ``__from_previous*`` keys become
+    ``{"$step": k}`` references to the earlier step with that output_key (only ``lat``/``lng`` of a
+    geocode result, which is what the consuming tools accept); arguments our tool schema lacks go
+    to ``ToolStep.aar_args`` (kept for export, never sent)."""
+    known = TOOLS.get(tool, {}).get("parameters", {}).get("properties")
     out: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+
+    def ref(key: Any) -> Any:
+        k = next((n for n in range(len(earlier) - 1, -1, -1) if earlier[n].output_key == key), None)
+        if k is None:
+            raise LookupError(key)
+        return refs.step_ref(k, pick=["lat", "lng"]) if earlier[k].tool == "maps_geocode" else refs.step_ref(k)
+
     for name, v in args.items():
-        if name == _OD_KEY and isinstance(v, list) and len(v) == 2:
-            out["origins"], out["destinations"] = [{"$prev": v[0]}], [{"$prev": v[1]}]
-        elif name == _FROM_PREV:
-            out["location"] = {"$prev": v}
-        elif name.startswith(_FROM_PREV_AS):
-            out[name[len(_FROM_PREV_AS):]] = {"$prev": v}
-        else:
-            out[name] = v
-    return out
+        try:
+            if name == _OD_KEY and isinstance(v, list) and len(v) == 2:
+                out["origins"], out["destinations"] = [ref(v[0])], [ref(v[1])]
+            elif name == _FROM_PREV:
+                out["location"] = ref(v)
+            elif name.startswith(_FROM_PREV_AS):
+                out[name[len(_FROM_PREV_AS):]] = ref(v)
+            elif known is not None and name not in known:
+                extra[name] = v
+            else:
+                out[name] = v
+        except LookupError:
+            warnings.append(f"{where}: {name} names no earlier output {v!r}; kept for export only")
+            extra[name] = v
+    return ToolStep(tool=tool, args=out, output_key="", extract="", aar_args=extra or None)
 
 
 # ---- export ----------------------------------------------------------------------------
@@ -201,8 +211,8 @@ def _empty_bridge(kind: str) -> dict:
 
 
 def _page_bridge(leg: Leg, stop: Stop) -> dict:
-    if "aar_bridge" in stop.hints:
-        return dict(stop.hints["aar_bridge"])
+    if stop.aar and stop.aar.bridge is not None:
+        return dict(stop.aar.bridge)
     pages = [s for s in leg.stops if s.kind == ROUTE_INFO]
     following = [s for s in pages if s.index > stop.index]
     nxt = following[0] if following else None
@@ -236,7 +246,7 @@ def _tool_bridge(leg: Leg, stop: Stop) -> dict:
     if not chain and stop.kind == MERGE and stop.expression:
         chain = [ToolStep("python_execute_code", {"code": _merge_code(leg, stop)}, "merged", "stdout")]
     bridge["tool_chain"] = [
-        {"tool_name": step.tool, "arguments": args_to_aar(step.args, leg.stops, chain),
+        {"tool_name": step.tool, "arguments": args_to_aar(step.args, leg.stops, chain, step.aar_args),
          "expected_output": values.get((stop.index, j)), "output_key": step.output_key}
         for j, step in enumerate(chain)
     ]
@@ -250,16 +260,17 @@ def _stop_to_aar(leg: Leg, stop: Stop) -> dict:
         bridge = _tool_bridge(leg, stop)
     else:
         bridge = _empty_bridge(COMPUTE)
+    aar = stop.aar or AarSource()
     if stop.kind == FINISH_LINE:
         rendered = render_expression(stop.expression, leg.stops)
         bridge["expression"] = rendered
-        bridge["expression_code"] = stop.hints.get("aar_expression_code") or (
-            expression_code(rendered, stop.hints.get("aar_code_prelude")) if rendered is not None else None)
-        bridge["referenced_stops"] = list(stop.hints.get("aar_referenced_stops", stop.depends_on))
+        bridge["expression_code"] = aar.expression_code or (
+            expression_code(rendered, aar.code_prelude) if rendered is not None else None)
+        bridge["referenced_stops"] = list(stop.depends_on if aar.referenced_stops is None else aar.referenced_stops)
     section = None
     if stop.extraction is not None:
         section = "infobox" if stop.extraction.source == "infobox" else stop.extraction.section
-    reason_code = stop.hints.get("reason_code")
+    reason_code = aar.reason_code
     if stop.kind == DETOUR and reason_code is None and stop.source_stop is not None:
         src = next((s for s in leg.stops if s.index == stop.source_stop), None)
         reason_code = f"result = {stop.transform}({render_value(src.value if src else None)})\nprint(result)"
@@ -272,7 +283,7 @@ def _stop_to_aar(leg: Leg, stop: Stop) -> dict:
         "extracted_value": stop.value,
         "extracted_value_type": stop.value_type,
         "bridge": bridge,
-        "reasoning": stop.hints.get("reasoning", ""),
+        "reasoning": aar.reasoning,
         "reason_transform": stop.transform if stop.kind == DETOUR else None,
         "reason_source_stop": stop.source_stop if stop.kind == DETOUR else None,
         "reason_code": reason_code if stop.kind == DETOUR else None,
@@ -343,7 +354,7 @@ def aar_to_leg(d: dict, *, variant: str | None = None, leg_id: str | None = None
         aar_type = s.get("stop_type")
         bridge = s.get("bridge") or {}
         reasoning = s.get("reasoning") or ""
-        hints: dict[str, Any] = {"reasoning": reasoning}
+        source = AarSource(reasoning=reasoning)
         value = s.get("extracted_value")
         if isinstance(value, (dict, list)):
             warnings.append(f"stop {s.get('index')}: extracted_value is a {type(value).__name__}, not a "
@@ -365,11 +376,15 @@ def aar_to_leg(d: dict, *, variant: str | None = None, leg_id: str | None = None
             extraction = Extraction(source="infobox")
         elif section is not None:
             extraction = Extraction(source="prose", section=section)
-        chain = [ToolStep(tool=t.get("tool_name", ""), args=args_from_aar(t.get("arguments") or {}),
-                          output_key=t.get("output_key") or "", extract=AAR_OUTPUT_EXTRACT.get(t.get("output_key"), ""))
-                 for t in bridge.get("tool_chain") or []]
+        chain: list[ToolStep] = []
+        for n, t in enumerate(bridge.get("tool_chain") or []):
+            step = args_from_aar(t.get("tool_name", ""), t.get("arguments") or {}, chain, warnings,
+                                 f"stop {s.get('index')} step {n}")
+            step.output_key = t.get("output_key") or ""
+            step.extract = AAR_OUTPUT_EXTRACT.get(t.get("output_key"), "")
+            chain.append(step)
         if kind == DETOUR and s.get("reason_code") is not None:
-            hints["reason_code"] = s["reason_code"]
+            source.reason_code = s["reason_code"]
         stop = Stop(
             index=int(s.get("index", len(stops))), kind=kind, description=s.get("extraction_target") or "",
             depends_on=list(s.get("depends_on") or []), page_url=s.get("page_url"),
@@ -378,7 +393,7 @@ def aar_to_leg(d: dict, *, variant: str | None = None, leg_id: str | None = None
                 Transition(COMPUTE) if kind in (DETOUR, FINISH_LINE) else None),
             tool_chain=chain, transform=s.get("reason_transform") if kind == DETOUR else None,
             source_stop=s.get("reason_source_stop") if kind == DETOUR else None,
-            value=value, value_type=s.get("extracted_value_type"), hints=hints,
+            value=value, value_type=s.get("extracted_value_type"), aar=source,
         )
         if kind == ROADBLOCK and reasoning.lower().startswith("diamond branch"):
             stop.diamond_role = "branch"
@@ -389,23 +404,23 @@ def aar_to_leg(d: dict, *, variant: str | None = None, leg_id: str | None = None
     for s, raw in zip(stops, raw_stops):
         bridge = raw.get("bridge") or {}
         if s.kind == FINISH_LINE:
-            refs = list(bridge.get("referenced_stops") or [])
-            if refs != s.depends_on:
-                s.hints["aar_referenced_stops"] = refs
+            referenced = list(bridge.get("referenced_stops") or [])
+            if referenced != s.depends_on:
+                s.aar.referenced_stops = referenced
             if bridge.get("expression"):
-                s.expression = referencing_expression(bridge["expression"], stops, refs or s.depends_on)
+                s.expression = referencing_expression(bridge["expression"], stops, referenced or s.depends_on)
                 if render_expression(s.expression, stops) != bridge["expression"]:
                     warnings.append(f"stop {s.index}: expression does not re-render; kept literal")
                     s.expression = bridge["expression"]
             code = bridge.get("expression_code") or ""
             marker = f"result = {bridge.get('expression')}\nprint(result)"
             if code.endswith(marker) and code != expression_code(bridge.get("expression") or ""):
-                s.hints["aar_code_prelude"] = code[: -len(marker)]
+                s.aar.code_prelude = code[: -len(marker)]
             elif not code.endswith(marker) and code:
-                s.hints["aar_expression_code"] = code
+                s.aar.expression_code = code
         elif s.kind == MERGE and len(s.tool_chain) == 1 and s.tool_chain[0].tool == "python_execute_code":
             code = s.tool_chain[0].args.get("code", "")
-            m = re.match(r"result = (.*)\nprint\(result\)$", code, re.S)
+            m = re.match(r"result = (.*)\nprint\(result\)$", code, re.DOTALL)
             if m:
                 s.expression = referencing_expression(m.group(1), stops, s.depends_on, render_code_value)
 
@@ -445,7 +460,7 @@ def _title_of(url: str | None) -> str | None:
 
 def _link_page_transitions(raw_stops: list[dict], stops: list[Stop]) -> None:
     """A page stop's bridge that leads to the next page stop becomes that stop's transition;
-    any other bridge (self-loops, mismatches) is kept verbatim under hints['aar_bridge']."""
+    any other bridge (self-loops, mismatches) is kept verbatim in ``Stop.aar.bridge``."""
     pages = [(raw, s) for raw, s in zip(raw_stops, stops) if s.kind == ROUTE_INFO]
     for k, (raw, s) in enumerate(pages):
         bridge = raw.get("bridge") or {}
@@ -458,7 +473,7 @@ def _link_page_transitions(raw_stops: list[dict], stops: list[Stop]) -> None:
             nxt.transition = Transition(SEARCH_QUERY, from_stop=s.index, target_url=nxt.page_url,
                                         search_query=bridge.get("search_query"))
         else:
-            s.hints["aar_bridge"] = {k2: bridge.get(k2) for k2 in _empty_bridge(LINK_FOLLOW)}
+            s.aar.bridge = {k2: bridge.get(k2) for k2 in _empty_bridge(LINK_FOLLOW)}
 
 
 def _assign_diamonds(stops: list[Stop]) -> None:

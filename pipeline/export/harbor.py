@@ -19,8 +19,9 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
+from string import Template
 
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT, load_settings
@@ -148,11 +149,12 @@ TEST_SH = """#!/bin/bash
 python3 "$(dirname "$0")/verify.py"
 """
 
-VERIFY_PY = '''"""Harbor verifier for one Legwork leg: FA, PVR, RCR, intermediate accuracy, tool efficiency."""
+VERIFY_PY = Template('''"""Harbor verifier for one Legwork leg: FA, PVR, RCR, intermediate accuracy, tool efficiency."""
 import json
 import os
 import sys
 from pathlib import Path
+from string import Template
 
 HERE = Path(__file__).resolve().parent
 
@@ -163,9 +165,9 @@ def main() -> int:
     from pipeline.scoring.trials import Trial, TrialFormatError, read_tool_log
 
     leg = Leg.from_json(Path(os.environ.get("LEGWORK_LEG_FILE", HERE / "leg.json")).read_text(encoding="utf-8"))
-    answer_file = Path(os.environ.get("LEGWORK_ANSWER_FILE", "%(answer)s"))
-    log_file = Path(os.environ.get("LEGWORK_TOOL_LOG", "%(log)s"))
-    reward_dir = Path(os.environ.get("LEGWORK_REWARD_DIR", "%(reward)s"))
+    answer_file = Path(os.environ.get("LEGWORK_ANSWER_FILE", "$answer"))
+    log_file = Path(os.environ.get("LEGWORK_TOOL_LOG", "$log"))
+    reward_dir = Path(os.environ.get("LEGWORK_REWARD_DIR", "$reward"))
     answer = answer_file.read_text(encoding="utf-8").strip() if answer_file.is_file() else None
     trial = Trial(trial_id="harbor", leg_id=leg.leg_id, answer=answer)
     if log_file.is_file():
@@ -185,7 +187,7 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-''' % {"answer": ANSWER_FILE, "log": TOOL_LOG, "reward": REWARD_DIR}
+''').substitute(answer=ANSWER_FILE, log=TOOL_LOG, reward=REWARD_DIR)
 
 
 def _copy_tree(src: Path, dst: Path) -> None:

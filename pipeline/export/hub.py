@@ -16,7 +16,6 @@ nothing time- or machine-dependent (clock, local paths) enters a file.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,9 +25,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.cache import canonical_json
-from pipeline.model import DETOUR, LEVELS, ROADBLOCK, ROUTE_INFO, Leg
-from pipeline.cache import file_sha256
+from pipeline.cache import canonical_json, file_sha256
+from pipeline.model import LEVELS, Leg, leg_summary
 
 SHARD_ROWS = 500            # rows per Parquet shard (the hub viewer and partial downloads like small files)
 ROW_GROUP_ROWS = 100        # rows per row group inside a shard
@@ -119,6 +117,7 @@ class RunSource:
     params: dict[str, Any]
     legs_sha256: str
     legs: list[Leg]
+    snapshot: str | None = None  # the snapshot hash of run.json: agents race against tools serving it
 
 
 @dataclass
@@ -159,24 +158,15 @@ class Release:
 
 # ---- legs ------------------------------------------------------------------------------------
 def leg_record(leg: Leg) -> dict[str, Any]:
-    """One hub row: the flat columns of LEG_SCHEMA, the leg without its trace, the golden trace."""
-    from pipeline.stages.golden import simulated_share
-
-    kinds = [s.kind for s in leg.stops]
-    body = leg.to_dict()
-    trace = body.pop("trace")
+    """One hub row: the flat columns of LEG_SCHEMA (``model.leg_summary``), the leg without its
+    trace, the golden trace."""
     if leg.passcode is None:
         raise ReleaseError(f"{leg.leg_id} has no passcode (not an accepted leg)")
-    share = leg.metadata.get("simulated_share")
-    return {
-        "leg_id": leg.leg_id, "level": leg.level, "variant": leg.variant,
-        "n_stops": len(leg.stops), "n_route_info": kinds.count(ROUTE_INFO), "n_roadblocks": kinds.count(ROADBLOCK),
-        "n_detours": kinds.count(DETOUR), "n_diamonds": leg.diamonds, "n_tool_calls": len(leg.trace),
-        "passcode": leg.passcode, "seed_url": leg.seed_url, "seed_title": leg.seed_title, "riddle": leg.riddle,
-        "step_budget": leg.step_budget,
-        "simulated_share": float(share if share is not None else simulated_share(leg)),
-        "leg": canonical_json(body), "golden_trace": canonical_json(trace),
-    }
+    body = leg.to_dict()
+    trace = body.pop("trace")
+    row = {k: v for k, v in leg_summary(leg).items() if k in LEG_SCHEMA.names}
+    row["simulated_share"] = row["simulated_share"] or 0.0
+    return {**row, "leg": canonical_json(body), "golden_trace": canonical_json(trace)}
 
 
 def read_run(run_dir: Path) -> RunSource:
@@ -189,7 +179,7 @@ def read_run(run_dir: Path) -> RunSource:
     run_json = legs_path.parent / "run.json"
     info = json.loads(run_json.read_text()) if run_json.is_file() else {}
     return RunSource(digest=info.get("digest", "unknown"), params=info.get("params", {}),
-                     legs_sha256=file_sha256(legs_path), legs=load_legs(legs_path))
+                     legs_sha256=file_sha256(legs_path), legs=load_legs(legs_path), snapshot=info.get("snapshot"))
 
 
 def _add_unique(seen: dict[str, dict], key: str, row: dict, what: str) -> None:

@@ -2,6 +2,7 @@
 escaped by jinja2): a leg's dependency DAG and stacked share bars."""
 from __future__ import annotations
 
+import itertools
 from statistics import mean
 from typing import Any
 
@@ -136,14 +137,14 @@ def edge_path(src: tuple[float, float], dst: tuple[float, float], columns: dict[
         tops = sorted(columns[cx])
         gap = (ROW_STEP - NODE_H) / 2
         candidates = [tops[0] - gap, tops[-1] + NODE_H + gap]
-        candidates += [t1 + NODE_H + (t2 - t1 - NODE_H) / 2 for t1, t2 in zip(tops, tops[1:]) if t2 - t1 > NODE_H]
+        candidates += [t1 + NODE_H + (t2 - t1 - NODE_H) / 2 for t1, t2 in itertools.pairwise(tops) if t2 - t1 > NODE_H]
         if not any(t - 4 <= want <= t + NODE_H + 4 for t in tops):
             candidates.append(want)
         y = min(candidates, key=lambda c: (abs(c - want), c))
         points += [(cx - 10, y), (cx + NODE_W + 10, y)]
     points.append((bx - 6, ty))
     d = [f"M{points[0][0]:.1f},{points[0][1]:.1f}"]
-    for i, ((x1, y1), (x2, y2)) in enumerate(zip(points, points[1:])):
+    for i, ((x1, y1), (x2, y2)) in enumerate(itertools.pairwise(points)):
         if i % 2 == 1:                       # across a column: straight
             d.append(f"L{x2:.1f},{y2:.1f}")
         else:                                # between columns: smooth with level tangents

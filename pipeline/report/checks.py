@@ -1,12 +1,15 @@
 """Invariant results for the report: the same checks as ``python -m pipeline.validate``
-(``pipeline.invariants.check_all`` plus the golden replay from the cache), kept per leg."""
+(``pipeline.invariants.check_all`` plus the golden trace executed again offline), kept per leg."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.model import Leg
+
+if TYPE_CHECKING:
+    from pipeline.invariants import TraceCheck
 
 INVARIANT_NAMES = ("1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts")
 
@@ -20,36 +23,14 @@ def run_params(dataset: Path) -> dict[str, Any]:
     return {}
 
 
-def check_legs(legs: list[Leg], settings, params: dict[str, Any] | None = None,
-               replay: bool = True) -> dict[str, dict[str, list[str]]]:
-    """leg_id -> invariant name -> violations (empty list = holds)."""
-    from pipeline.invariants import check_all
-    from pipeline.stages.base import StageContext
-    from pipeline.stages.verbalize import forbidden_names
-    from pipeline.tools.backends.offline.web import page_result
-    from pipeline.tools.registry import Toolbox
-    from pipeline.validate import replay_leg
-
-    params = params or {}
-    overrides = params.get("preset_overrides", [])
-    allow_simulated = not params.get("no_simulated", False)
-    toolbox = Toolbox(settings.with_overrides(default_backend="replay"))
-    ctx = StageContext.create(settings, overrides, toolbox=toolbox)
-
-    def fetch(url: str):
-        page = ctx.store.get(url)
-        return page_result(page) if page else None
-
-    results: dict[str, dict[str, list[str]]] = {}
-    for leg in legs:
-        if leg.level not in ctx.presets:
-            results[leg.leg_id] = {name: [f"unknown level {leg.level!r}"] for name in INVARIANT_NAMES}
-            continue
-        checks = check_all(leg, ctx.presets[leg.level], forbidden=forbidden_names(leg, ctx),
-                           allow_simulated=allow_simulated, fetch_page=fetch)
-        if replay:
-            checks["3_expressions"] = checks["3_expressions"] + replay_leg(leg, toolbox)
-        results[leg.leg_id] = checks
+def check_legs(legs: list[Leg], settings, params: dict[str, Any] | None = None, replay: bool = True,
+               calls: TraceCheck | None = None, from_cache: bool = False) -> dict[str, dict[str, list[str]]]:
+    """leg_id -> invariant name -> violations, as ``pipeline.validate`` checks them; ``calls``, when
+    given, adds up how the traced calls were checked."""
+    from pipeline.validate import check_legs as validate_legs
+    results, totals = validate_legs(legs, settings, params=params, replay=replay, from_cache=from_cache)
+    if calls is not None:
+        calls.add(totals)
     return results
 
 

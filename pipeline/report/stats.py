@@ -6,8 +6,9 @@ the HTML templates render and the tests check against hand computations.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from statistics import mean
-from typing import Any, Iterable
+from typing import Any
 
 from pipeline.model import DETOUR, LEVELS, MERGE, ROADBLOCK, ROUTE_INFO, VARIANTS, Leg
 

@@ -1,24 +1,27 @@
 """The golden view of a leg that scoring compares trials against: pages, tool chains, values."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
 
-from pipeline.model import FINISH_LINE, ROADBLOCK, ROUTE_INFO, Leg
+from pipeline import refs
+from pipeline.model import FINISH_LINE, ROADBLOCK, ROUTE_INFO, Leg, TraceEntry
 from pipeline.scoring.matching import (
-    PreparedValue, args_match, as_number, is_scalar_value, normalize_text, value_in_text, values_match,
+    PreparedValue,
+    args_match,
+    as_number,
+    is_scalar_value,
+    normalize_text,
+    value_in_text,
+    values_match,
 )
 from pipeline.scoring.urls import Resolver, page_key
 from pipeline.tools.spec import TOOLS
 
 
-@dataclass
-class GoldenStep:
-    stop: int
-    step: int
-    tool: str
-    args: dict[str, Any]     # resolved arguments (golden trace), or chain arguments with references left as wildcards
-    value: Any = None        # what the step yielded, when known
+class GoldenStep(TraceEntry):
+    """A golden tool call as scoring compares it: the same ``TraceEntry`` as a leg's trace (arguments
+    cut to the tool's schema; for an imported leg without a trace, the chain's arguments with stop
+    references resolved and step references left as wildcards), plus the matching rule."""
 
     def matches(self, tool: str, args: dict, result_text: str = "") -> bool:
         if tool != self.tool:
@@ -42,27 +45,6 @@ def _known_args(tool: str, args: dict) -> dict:
     return {k: v for k, v in args.items() if props is None or k in props}
 
 
-def _resolve_stop_refs(v: Any, values: dict[int, Any]) -> Any:
-    if isinstance(v, dict) and "$stop" in v and set(v) <= {"$stop", "key"}:
-        value = values.get(v["$stop"])
-        if "key" in v and isinstance(value, dict):
-            value = value.get(v["key"])
-        return {"$stop": v["$stop"]} if value is None else value
-    if isinstance(v, dict) and "$code" in v:
-        refs = {k: _resolve_stop_refs(r, values) for k, r in (v.get("refs") or {}).items()}
-        if all(not (isinstance(r, dict) and any(x.startswith("$") for x in r)) for r in refs.values()):
-            try:
-                return v["$code"].format(**refs)
-            except (KeyError, IndexError, ValueError):
-                return v
-        return v
-    if isinstance(v, list):
-        return [_resolve_stop_refs(x, values) for x in v]
-    if isinstance(v, dict) and "$prev" not in v and "$step" not in v:
-        return {k: _resolve_stop_refs(x, values) for k, x in v.items()}
-    return v
-
-
 @dataclass
 class GoldenLeg:
     leg: Leg
@@ -77,7 +59,7 @@ class GoldenLeg:
 
 
 def golden_view(leg: Leg, resolve: Resolver | None = None) -> GoldenLeg:
-    values = {s.index: s.value for s in leg.stops}
+    known = {s.index: s.value for s in leg.stops if s.value is not None}
     traced = {(t.stop, t.step): t for t in leg.trace}
     pages = [(s.index, page_key(s.page_url, resolve)) for s in leg.stops if s.kind == ROUTE_INFO and s.page_url]
     chains: dict[int, list[GoldenStep]] = {}
@@ -87,9 +69,12 @@ def golden_view(leg: Leg, resolve: Resolver | None = None) -> GoldenLeg:
         chain = []
         for j, step in enumerate(s.tool_chain):
             t = traced.get((s.index, j))
-            args = t.args if t is not None else _resolve_stop_refs(step.args, values)
-            value = t.value if t is not None else (s.value if j == len(s.tool_chain) - 1 else None)
-            chain.append(GoldenStep(s.index, j, step.tool, _known_args(step.tool, args), value))
+            if t is not None:
+                chain.append(GoldenStep(**{**asdict(t), "args": _known_args(step.tool, t.args)}))
+                continue
+            args = refs.resolve(step.args, known, partial=True)
+            value = s.value if j == len(s.tool_chain) - 1 else None
+            chain.append(GoldenStep(s.index, j, step.tool, _known_args(step.tool, args), "", None, value=value))
         chains[s.index] = chain
     gvalues = [(s.index, PreparedValue(s.value)) for s in leg.stops
                if s.kind != FINISH_LINE and is_scalar_value(s.value)]
@@ -97,4 +82,4 @@ def golden_view(leg: Leg, resolve: Resolver | None = None) -> GoldenLeg:
     return GoldenLeg(leg, pages, chains, gvalues, steps)
 
 
-__all__ = ["GoldenLeg", "GoldenStep", "golden_view", "values_match", "as_number"]
+__all__ = ["GoldenLeg", "GoldenStep", "as_number", "golden_view", "values_match"]

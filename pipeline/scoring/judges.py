@@ -9,13 +9,12 @@ Two judges share one interface, ``judge(golden, trial) -> list[Judgment]`` (one 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pipeline.cache import CallCache, cached_call, canonical_json
+from pipeline.cache import CallCache, canonical_json
 from pipeline.scoring.golden import GoldenLeg
-from pipeline.scoring.matching import TextIndex, value_in_text
+from pipeline.scoring.matching import value_in_text
 from pipeline.scoring.trials import ToolCall, Trial
 from pipeline.scoring.urls import Resolver, page_key
 
@@ -101,7 +100,7 @@ def parse_judgment(text: str) -> tuple[str, float, str]:
     from pipeline.llm import parse_json_reply
     d = parse_json_reply(text)
     if not isinstance(d, dict):
-        raise ValueError("judgment must be a JSON object")
+        raise ValueError("judgment must be a JSON object")  # noqa: TRY004 - a reply error, like the others
     label = d.get("label")
     if label not in (POSITIVE, NON_POSITIVE):
         raise ValueError(f"label must be positive|non_positive, got {label!r}")
@@ -125,7 +124,7 @@ class LLMJudge:
             try:
                 reply = self.client.chat([{"role": "user", "content": prompt}])
                 label, conf, why = parse_judgment(reply.get("content") or "")
-            except Exception as exc:  # a bad or missing reply is recorded, not fatal
+            except Exception as exc:  # noqa: BLE001 - a bad or missing reply is recorded, not fatal
                 label, conf, why = NON_POSITIVE, 0.0, f"judge error: {exc}"
             out.append(Judgment(i, call.tool, label, conf, why))
         return out

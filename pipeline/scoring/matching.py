@@ -6,12 +6,15 @@ numbers: within 1 % relative (exact for 0); coordinates: within 1 km (haversine)
 from __future__ import annotations
 
 import bisect
+import functools
+import itertools
 import json
 import math
-import functools
 import re
 import unicodedata
 from typing import Any
+
+from pipeline.refs import is_reference  # an unresolved reference left in a golden argument
 
 REL_TOL = 0.01
 COORD_TOL_KM = 1.0
@@ -58,11 +61,6 @@ def numbers_close(golden: float, actual: float, rel: float = REL_TOL) -> bool:
     if golden == 0:
         return abs(actual) <= 1e-9
     return abs(actual - golden) <= rel * abs(golden)
-
-
-def is_reference(v: Any) -> bool:
-    """An unresolved reference left in a golden argument ({"$prev": k} or {"$stop": i})."""
-    return isinstance(v, dict) and any(k in v for k in ("$prev", "$stop", "$step", "$code"))
 
 
 def values_match(golden: Any, actual: Any) -> bool:
@@ -129,14 +127,14 @@ class TextIndex:
     """A text prepared once for many value look-ups: its numbers (in order and sorted) and
     its normalised form."""
 
-    __slots__ = ("text", "_nums", "_sorted", "_norm")
+    __slots__ = ("_norm", "_nums", "_sorted", "text")
 
     def __init__(self, text: str):
         self.text = text or ""
         self._nums = self._sorted = self._norm = None
 
     @classmethod
-    def merged(cls, parts: list["TextIndex"]) -> "TextIndex":
+    def merged(cls, parts: list[TextIndex]) -> TextIndex:
         """One index over several texts, reusing what the parts already computed."""
         m = cls("\n".join(p.text for p in parts))
         m._nums = [n for p in parts for n in p.nums]
@@ -164,7 +162,7 @@ class TextIndex:
 class PreparedValue:
     """A golden value classified once (coordinates, number with its tolerance band, or text)."""
 
-    __slots__ = ("kind", "coords", "lo", "hi", "text")
+    __slots__ = ("coords", "hi", "kind", "lo", "text")
 
     def __init__(self, golden: Any):
         self.coords = as_coords(golden)
@@ -183,7 +181,7 @@ class PreparedValue:
         else:
             self.kind = "none"
 
-    def found_in(self, idx: "TextIndex") -> bool:
+    def found_in(self, idx: TextIndex) -> bool:
         if not idx.text:
             return False
         if self.kind == "number":
@@ -194,12 +192,12 @@ class PreparedValue:
             return bool(self.text) and self.text in idx.norm
         if self.kind == "coords":
             nums = idx.nums
-            return any(haversine_km(self.coords, (a, b)) <= COORD_TOL_KM for a, b in zip(nums, nums[1:])
+            return any(haversine_km(self.coords, (a, b)) <= COORD_TOL_KM for a, b in itertools.pairwise(nums)
                        if -90 <= a <= 90 and -180 <= b <= 180)
         return False
 
 
-def value_in_text(golden: Any, text: "str | TextIndex") -> bool:
+def value_in_text(golden: Any, text: str | TextIndex) -> bool:
     """Does a golden value appear in free text (a tool result, an argument, an answer)?"""
     idx = text if isinstance(text, TextIndex) else TextIndex(text)
     if isinstance(golden, PreparedValue):
@@ -209,7 +207,7 @@ def value_in_text(golden: Any, text: "str | TextIndex") -> bool:
     gc = as_coords(golden)
     if gc is not None:
         nums = idx.nums
-        return any(haversine_km(gc, (a, b)) <= COORD_TOL_KM for a, b in zip(nums, nums[1:])
+        return any(haversine_km(gc, (a, b)) <= COORD_TOL_KM for a, b in itertools.pairwise(nums)
                    if -90 <= a <= 90 and -180 <= b <= 180)
     gn = as_number(golden)
     if gn is not None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from statistics import mean
-from typing import Any, Iterable
+from typing import Any
 
-from pipeline.cache import canonical_json
 from pipeline.model import LEVELS, Leg
 from pipeline.scoring.golden import GoldenLeg, golden_view
 from pipeline.scoring.judges import GoldenTraceJudge, Judgment

@@ -10,9 +10,9 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 Value = Callable[[frozenset], float] | Mapping[frozenset, float]
 

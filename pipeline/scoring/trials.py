@@ -14,13 +14,19 @@ be read becomes a ``Trial`` with ``error`` set: it is scored as a failure with t
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 
 @dataclass
 class ToolCall:
+    """One call an agent made, as its tool log shows it.
+
+    Not a ``model.TraceEntry``: a log holds only a preview of the response (the full text is not
+    kept), a success flag instead of provenance, and no stop or step (an agent's calls are not
+    assigned to stops until scoring matches them). ``from_entry`` views a golden entry this way."""
     tool: str
     args: dict[str, Any]
     success: bool = True
@@ -37,6 +43,18 @@ class ToolCall:
             from pipeline.scoring.matching import TextIndex
             idx = self.__dict__["_index"] = TextIndex(self.result_preview or "")
         return idx
+
+    @classmethod
+    def from_entry(cls, entry: Any, preview_chars: int | None = None) -> ToolCall:
+        """A golden ``TraceEntry`` as an agent's log would show that call."""
+        text = entry.response if preview_chars is None else entry.response[:preview_chars]
+        url = entry.args.get("url") if entry.tool == "fetch_webpage" and isinstance(entry.args, dict) else None
+        try:
+            failed = "error" in json.loads(entry.response)
+        except (json.JSONDecodeError, TypeError):
+            failed = True
+        return cls(tool=entry.tool, args=entry.args, success=not failed,
+                   result_preview=text, result_len=len(entry.response), url=url)
 
     @property
     def page_url(self) -> str | None:

@@ -8,8 +8,9 @@ underscores vs spaces, the case of the first title letter, fragments and query s
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pipeline.snapshot.page import canonical_title
@@ -30,7 +31,7 @@ def _resolved_title(title: str, resolve: Resolver | None) -> str:
         return title
     try:
         target = resolve(title)
-    except Exception:  # an unknown title is simply not redirected
+    except Exception:  # noqa: BLE001 - an unknown title is simply not redirected
         return title
     if target is None:
         return title

@@ -13,16 +13,14 @@ import json
 import os
 import shutil
 import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
-from pipeline.cache import canonical_json
-from pipeline.snapshot.importers import (Redirect, Skipped, Source, SnapshotInputError, TopicHint,
-                                         detect_sources)
+from pipeline.cache import canonical_json, file_sha256
+from pipeline.snapshot.importers import Redirect, Skipped, SnapshotInputError, Source, TopicHint, detect_sources
 from pipeline.snapshot.page import Link, Page
 from pipeline.snapshot.wikitext import first_sentence
-from pipeline.cache import file_sha256
 
 FORMAT_VERSION = 1
 PAGES_DB = "pages.sqlite"

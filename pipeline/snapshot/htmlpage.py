@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from urllib.parse import unquote, urlsplit
 
 from pipeline.snapshot.page import InfoboxField, Link, Page, Section, canonical_title, title_to_url
-from pipeline.snapshot.values import classify, parse_date
+from pipeline.snapshot.values import classify
 
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
          "track", "wbr"}
@@ -33,7 +33,7 @@ class Element:
     tag: str
     attrs: dict[str, str]
     children: list = field(default_factory=list)
-    parent: "Element | None" = None
+    parent: Element | None = None
 
     @property
     def classes(self) -> set[str]:
@@ -145,10 +145,9 @@ def _article_target(href: str) -> str | None:
             return None
     else:
         path = parts.path
-        while path.startswith("../") or path.startswith("./"):
+        while path.startswith(("../", "./")):
             path = path.split("/", 1)[1]
-        if path.startswith("A/"):
-            path = path[2:]
+        path = path.removeprefix("A/")
         if path.startswith(("-/", "I/", "M/", "X/", "_/")) or "/" in path.split(":")[0] and path.startswith("-"):
             return None
     title = unquote(path).replace("_", " ")

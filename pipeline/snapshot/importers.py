@@ -14,14 +14,14 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 from urllib.parse import unquote
 
+from pipeline.cache import file_sha256
 from pipeline.snapshot.page import Page, canonical_title, title_to_url
 from pipeline.snapshot.wikitext import WikitextError, first_sentence, is_redirect, page_from_wikitext
-from pipeline.cache import file_sha256
 
 
 class SnapshotInputError(ValueError):
@@ -157,7 +157,7 @@ def _parse_wikitext_page(title: str, text: str, source: str, timestamp: str | No
         return Skipped(title=title, reason=str(exc))
     except RecursionError:
         return Skipped(title=title, reason="wikitext nested too deeply")
-    except Exception as exc:  # any other parser failure on one page must not stop a dump import
+    except Exception as exc:  # noqa: BLE001 - any other parser failure on one page must not stop a dump import
         return Skipped(title=title, reason=f"{type(exc).__name__}: {exc}")
 
 
@@ -179,8 +179,8 @@ def iter_zim(path: Path, source: str) -> Iterator[Item]:
     default_date = None
     try:
         default_date = archive.get_metadata("Date").decode("utf-8").strip() or None
-    except Exception:
-        pass
+    except (RuntimeError, KeyError, UnicodeDecodeError):  # an archive without a Date entry: pages carry none
+        default_date = None
 
     def is_article_path(p: str) -> bool:
         return True if new_scheme else p.startswith("A/")
@@ -210,12 +210,12 @@ def iter_zim(path: Path, source: str) -> Iterator[Item]:
             if not item.mimetype.startswith("text/html") or entry_path == main_path:
                 continue
             html = bytes(item.content).decode("utf-8", errors="replace")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - one unreadable entry must not stop a ZIM import
             yield Skipped(title=title, reason=f"unreadable entry: {exc}")
             continue
         try:
             yield page_from_html(title, html, source=source, revision_ts=revision_date(html) or default_date)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - nor one page the HTML parser chokes on
             yield Skipped(title=title, reason=f"{type(exc).__name__}: {exc}")
 
 

@@ -12,6 +12,16 @@ from urllib.parse import quote
 
 WIKI_BASE = "https://en.wikipedia.org/wiki/"
 
+# Kiwix HTML marks infoboxes with microformat classes rather than template names
+MICROFORMAT_KINDS = {"haudio": "album", "vcard": "person or organisation", "vevent": "event", "hproduct": "product",
+                     "geography": "place", "biography": "person"}
+
+
+def infobox_kind(infobox_type: str | None) -> str:
+    """The kind of subject an infobox describes, in words (what clues name and solvers match)."""
+    kind = (infobox_type or "").strip().lower()
+    return MICROFORMAT_KINDS.get(kind, kind)
+
 
 def canonical_title(title: str) -> str:
     """MediaWiki title normalisation: underscores to spaces, collapse spaces, first letter upper."""
@@ -70,7 +80,7 @@ class Page:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Page":
+    def from_dict(cls, d: dict[str, Any]) -> Page:
         d = dict(d)
         d["sections"] = [Section(**s) for s in d.get("sections", [])]
         d["links"] = [Link(**l) for l in d.get("links", [])]

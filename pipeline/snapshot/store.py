@@ -41,8 +41,7 @@ def title_from_url(value: str) -> str | None:
     value = (value or "").strip()
     if not value:
         return None
-    looks_like_url = "://" in value or value.startswith("//") or re.match(
-        r"^(?:www\.)?[a-z]{2,3}(?:\.m)?\.wikipedia\.org/", value, re.IGNORECASE) or value.startswith("/wiki/")
+    looks_like_url = "://" in value or value.startswith(("//", "/wiki/")) or re.match(r"^(?:www\.)?[a-z]{2,3}(?:\.m)?\.wikipedia\.org/", value, re.IGNORECASE)
     if not looks_like_url:
         return canonical_title(value.split("#")[0]) or None
     if "://" not in value and not value.startswith("/"):
@@ -72,7 +71,7 @@ class SnapshotStore:
         self._local = threading.local()
 
     @classmethod
-    def open(cls, path) -> "SnapshotStore":
+    def open(cls, path) -> SnapshotStore:
         path = Path(path)
         manifest_path = path / MANIFEST
         if not path.is_dir():

@@ -167,7 +167,7 @@ def unit_from_name(name: str) -> tuple[str | None, float]:
         return "km2", SQ_MI_TO_KM2
     if n.endswith(("_km2", "_sq_km", "_km²")):
         return "km2", 1.0
-    if n.endswith("_acre") or n.endswith("_acres"):
+    if n.endswith(("_acre", "_acres")):
         return "km2", ACRE_TO_KM2
     if n.endswith("_ha"):
         return "km2", HA_TO_KM2
@@ -181,7 +181,7 @@ def unit_from_name(name: str) -> tuple[str | None, float]:
         return "km", MI_TO_KM
     if n.startswith("area") or n == "area":
         return "km2", 1.0
-    if n.startswith("percent") or n.endswith("percent") or "_percent" in n or n.endswith("_pct"):
+    if n.startswith("percent") or n.endswith(("percent", "_pct")) or "_percent" in n:
         return "%", 1.0
     if "population" in n or n.startswith("pop_") or n in ("pop", "inhabitants", "residents"):
         if "rank" in n or "year" in n or "as_of" in n or "date" in n:

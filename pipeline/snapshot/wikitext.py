@@ -12,13 +12,11 @@ import re
 from dataclasses import dataclass, field
 
 import mwparserfromhell
-from mwparserfromhell.nodes import (Argument, Comment, ExternalLink, Heading, HTMLEntity, Tag,
-                                    Template, Text, Wikilink)
+from mwparserfromhell.nodes import Argument, Comment, ExternalLink, Heading, HTMLEntity, Tag, Template, Text, Wikilink
 from mwparserfromhell.wikicode import Wikicode
 
 from pipeline.snapshot.page import InfoboxField, Link, Page, Section, canonical_title, title_to_url
-from pipeline.snapshot.values import (FT_TO_M, MI_TO_KM, SQ_MI_TO_KM2, classify, iso_date, parse_date,
-                                      parse_number)
+from pipeline.snapshot.values import FT_TO_M, MI_TO_KM, SQ_MI_TO_KM2, classify, iso_date, parse_date, parse_number
 
 REDIRECT_RE = re.compile(r"^\s*#\s*REDIRECT\s*:?\s*\[\[([^\]|]+)(?:\|[^\]]*)?\]\]", re.IGNORECASE)
 
@@ -576,9 +574,9 @@ def _infobox_latlon(raw: dict[str, str]) -> tuple[float, float] | None:
             return None
     for lat_key, lon_key in (("latitude", "longitude"), ("lat", "long"), ("lat", "lon"), ("lat_deg", "lon_deg")):
         lat, lon = num(lat_key), num(lon_key)
-        if lat is not None and lon is not None and ("_deg" not in lat_key or not raw.get("lat_min")):
-            if -90 <= lat <= 90 and -180 <= lon <= 180:
-                return round(lat, 6), round(lon, 6)
+        if (lat is not None and lon is not None and ("_deg" not in lat_key or not raw.get("lat_min"))
+                and -90 <= lat <= 90 and -180 <= lon <= 180):
+            return round(lat, 6), round(lon, 6)
     for d, m, s, h, dd, mm, ss, hh in (("latd", "latm", "lats", "latns", "longd", "longm", "longs", "longew"),
                                        ("lat_d", "lat_m", "lat_s", "lat_ns", "long_d", "long_m", "long_s", "long_ew"),
                                        ("lat_deg", "lat_min", "lat_sec", "lat_dir", "lon_deg", "lon_min", "lon_sec",

@@ -8,17 +8,13 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline import expressions
+from pipeline import expressions, refs
 from pipeline.catalog import LevelPreset, load_presets
 from pipeline.config import Settings
 from pipeline.model import Leg, Stop
 from pipeline.tools.registry import Toolbox
 
 STAGES = ("crawl", "plan", "build", "prevalidate", "link", "diamond", "golden", "verbalize")
-
-# hint on a page stop kept only because a diamond may fork it (DAG legs); the diamond stage
-# forks it or drops it
-AWAITING = "awaiting_diamond"
 
 
 class Rejected(Exception):
@@ -38,7 +34,7 @@ class StageContext:
 
     @classmethod
     def create(cls, settings: Settings, preset_overrides: list[str] | None = None, toolbox: Toolbox | None = None,
-               llm: Any = None) -> "StageContext":
+               llm: Any = None) -> StageContext:
         presets, generation = load_presets(preset_overrides, settings.templates_dir)
         return cls(settings, toolbox or Toolbox(settings), presets, generation, llm)
 
@@ -72,7 +68,7 @@ class StageContext:
             return self._memo[key]
 
     @classmethod
-    def for_worker(cls, settings: Settings, preset_overrides: tuple[str, ...] = ()) -> "StageContext":
+    def for_worker(cls, settings: Settings, preset_overrides: tuple[str, ...] = ()) -> StageContext:
         """One context per process and configuration: what process and Dask workers use, since
         only plain settings travel to them."""
         key = (repr(settings), tuple(preset_overrides))
@@ -114,22 +110,11 @@ def reindex(leg: Leg, order: list[int]) -> None:
         if s.transition and s.transition.from_stop is not None:
             s.transition.from_stop = mapping.get(s.transition.from_stop)
         for step in s.tool_chain:
-            step.args = remap_stop_refs(step.args, mapping)
-        if "inputs" in s.hints:
-            s.hints["inputs"] = [mapping[i] for i in s.hints["inputs"]]
+            step.args = refs.remap(step.args, mapping)
+        if s.roadblock is not None:
+            s.roadblock.inputs = [mapping[i] for i in s.roadblock.inputs]
         new_stops.append(s)
     leg.stops = new_stops
-
-
-def remap_stop_refs(spec: Any, mapping: dict[int, int]) -> Any:
-    """Rewrite every {"$stop": i} in tool arguments through ``mapping`` (old index -> new)."""
-    if isinstance(spec, list):
-        return [remap_stop_refs(x, mapping) for x in spec]
-    if isinstance(spec, dict):
-        if "$stop" in spec:
-            return {**spec, "$stop": mapping[spec["$stop"]]}
-        return {k: remap_stop_refs(v, mapping) for k, v in spec.items()}
-    return spec
 
 
 def consumers(leg: Leg) -> dict[int, set[int]]:
@@ -147,18 +132,4 @@ def value_inputs(stop: Stop) -> list[int]:
         return [stop.source_stop]
     if stop.expression:
         return expressions.references(stop.expression)
-    refs: list[int] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, dict):
-            if "$stop" in x:
-                refs.append(x["$stop"])
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    for step in stop.tool_chain:
-        walk(step.args)
-    return sorted(set(refs))
+    return refs.stop_indices([step.args for step in stop.tool_chain])

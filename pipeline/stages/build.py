@@ -11,11 +11,23 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from pipeline import refs
 from pipeline.cache import canonical_json
 from pipeline.catalog import diamond_only_templates, roadblock_templates
 from pipeline.execute import iso_plus_days
-from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, Leg, Stop, ToolStep
-from pipeline.stages.base import Rejected, StageContext, remap_stop_refs, rng_for
+from pipeline.model import (
+    DETOUR,
+    FINISH_LINE,
+    ROADBLOCK,
+    ROUTE_INFO,
+    FactSpec,
+    Leg,
+    PageWording,
+    RoadblockSpec,
+    Stop,
+    ToolStep,
+)
+from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import Fact, page_facts
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
@@ -51,13 +63,13 @@ def instantiate_args(spec: Any, inputs: list[int], params: dict[str, str]) -> An
     if not isinstance(spec, str) or not spec.startswith("$"):
         return spec
     if spec.startswith("$in"):
-        return {"$stop": inputs[int(spec[3:])]}
+        return refs.stop_ref(inputs[int(spec[3:])])
     if spec.startswith("$step"):
         head, _, rest = spec[1:].partition(":")
         k = int(head[4:])
         if "," in rest or rest in ("lat", "lng"):
-            return {"$step": k, "pick": rest.split(",")}
-        return {"$step": k, "path": rest}
+            return refs.step_ref(k, pick=rest.split(","))
+        return refs.step_ref(k, rest)
     if spec.startswith("$param:"):
         name = spec[len("$param:"):]
         if "+" in name:
@@ -68,7 +80,7 @@ def instantiate_args(spec: Any, inputs: list[int], params: dict[str, str]) -> An
         code = spec[len("$code:"):]
         for name, value in params.items():
             code = code.replace("{" + name + "}", value)
-        return {"$code": code, "refs": {f"in{i}": {"$stop": s} for i, s in enumerate(inputs)}}
+        return refs.code_ref(code, {f"in{i}": refs.stop_ref(s) for i, s in enumerate(inputs)})
     raise Rejected(f"build: unknown template marker {spec!r}")
 
 
@@ -76,6 +88,11 @@ def draw_params(template: dict, rng: random.Random) -> dict[str, str]:
     params: dict[str, str] = {}
     for name, choices in sorted(template.get("params", {}).items()):
         params[name] = choices[rng.randrange(len(choices))]
+    return expand_params(params)
+
+
+def expand_params(params: dict[str, str]) -> dict[str, str]:
+    """A template's drawn parameters as its wording and its chain use them (compound choices split)."""
     out: dict[str, str] = {}
     for name, value in params.items():
         if name == "symbol":
@@ -98,9 +115,9 @@ def make_roadblock(name: str, template: dict, inputs: list[int], rng: random.Ran
     return Stop(index=-1, kind=ROADBLOCK, description=template["value"], depends_on=sorted(set(inputs)),
                 page_url=context.page_url, page_title=context.page_title, template=name, tool_chain=chain,
                 value_type="number",
-                hints={"inputs": list(inputs), "params": params, "round": template.get("round", 1),
-                       "scale": template.get("scale", 1), "stable": template.get("stable", False),
-                       "simulated_only": template.get("simulated_only", False)})
+                roadblock=RoadblockSpec(inputs=list(inputs), params=params, scale=template.get("scale", 1),
+                                        round=template.get("round", 1), stable=template.get("stable", False),
+                                        simulated_only=template.get("simulated_only", False)))
 
 
 CONVERTIBLE_UNITS = {"km", "m", "kg", "hectares"}
@@ -121,7 +138,9 @@ def _templates_for(role: str, allow_simulated: bool, unit: str | None = None,
 
 def run(leg: Leg, ctx: StageContext) -> Leg:
     preset = ctx.presets[leg.level]
-    plan = leg.metadata["plan"]
+    plan = leg.plan
+    if plan is None:
+        raise Rejected("build: the leg has no plan")
     rng = rng_for(leg, "build")
     allow_sim = ctx.settings.allow_simulated
     templates = roadblock_templates()
@@ -133,7 +152,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     role_cycle = [["place", "number"], ["number", "place"], ["country", "place", "number"], ["date", "number"]]
     if leg.variant == "dag":  # diamonds fork places and countries: prefer them
         role_cycle = [["place", "country", "number"], ["country", "place", "number"], ["place", "number"], ["number", "place"]]
-    for i, title in enumerate(plan["route"]):
+    for i, title in enumerate(plan.route):
         page = ctx.page(title)
         if page is None:
             raise Rejected(f"build: page {title!r} is missing or malformed")
@@ -143,8 +162,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         fact = _choose_fact(facts, rng, role_cycle[(i + rng.randrange(2)) % len(role_cycle)])
         stop = Stop(index=-1, kind=ROUTE_INFO, description=fact.label, page_url=page.url, page_title=page.title,
                     extraction=fact.extraction, value=fact.value, value_type=fact.value_type,
-                    hints={"role": fact.role, "label": fact.label, "infobox_type": page.infobox_type,
-                           "page_description": page.description, "unit": fact.unit})
+                    fact=FactSpec(role=fact.role, label=fact.label, unit=fact.unit),
+                    wording=PageWording(description=page.description, infobox_type=page.infobox_type))
         pages.append(stop)
         items.append(((i, 0, 0), stop))
 
@@ -152,9 +171,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     seq = 0
     outputs: list[tuple[tuple, Stop]] = []  # (anchor, roadblock) for detours to consume
     # each text fact gets two candidate roadblocks: if one chain fails, the other still consumes it
-    pending_text = [(i, s) for i, s in enumerate(pages) if s.hints["role"] in ("place", "country", "date")] * 2
-    n_roadblocks = plan["roadblocks"] + SPARE_ROADBLOCKS
-    places = [(i, s) for i, s in enumerate(pages) if s.hints["role"] == "place"]
+    pending_text = [(i, s) for i, s in enumerate(pages) if s.fact.role in ("place", "country", "date")] * 2
+    n_roadblocks = plan.roadblocks + SPARE_ROADBLOCKS
+    places = [(i, s) for i, s in enumerate(pages) if s.fact.role == "place"]
     made: set[tuple[str, tuple[int, ...], str]] = set()
     for n in range(n_roadblocks + 4):
         if len(made) >= n_roadblocks:
@@ -163,7 +182,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         choice = None
         if pending_text:
             i, src = pending_text.pop(0)
-            names = _templates_for(src.hints["role"], allow_sim, reserved=reserved)
+            names = _templates_for(src.fact.role, allow_sim, reserved=reserved)
             if names:
                 choice = (names[rng.randrange(len(names))], [i], i)
         if choice is None and len(places) >= 2 and rng.random() < 0.25:
@@ -171,26 +190,26 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             choice = (rng.choice(["geocode_distance", "geocode_directions_duration"]), [i, j], j)
         if choice is None:
             i = rng.randrange(len(pages))
-            role = pages[i].hints["role"]
-            names = _templates_for(role, allow_sim, pages[i].hints.get("unit"), reserved) + [t for t in sorted(templates)
+            role = pages[i].fact.role
+            names = _templates_for(role, allow_sim, pages[i].fact.unit, reserved) + [t for t in sorted(templates)
                                                        if not templates[t]["inputs"]
                                                        and (allow_sim or not templates[t].get("simulated_only"))]
             name = names[rng.randrange(len(names))]
             choice = (name, [i] if templates[name]["inputs"] else [], i)
         name, input_pages, anchor = choice
-        unit = pages[input_pages[0]].hints.get("unit") if input_pages else None
+        unit = pages[input_pages[0]].fact.unit if input_pages else None
         stop = make_roadblock(name, templates[name], [id(pages[k]) for k in input_pages], rng, pages[anchor], unit)
-        question = (name, tuple(input_pages), canonical_json(stop.hints["params"]))
+        question = (name, tuple(input_pages), canonical_json(stop.roadblock.params))
         if question in made:
             continue  # the same chain on the same input with the same parameters: one fact asked twice
         made.add(question)
-        stop.hints["input_objects"] = [id(pages[k]) for k in input_pages]
         key = (anchor, 1, seq)
         items.append((key, stop))
         outputs.append((key, stop))
 
     # 3. detours: on page numbers/dates/texts (values known now) or on roadblock outputs (checked later)
-    n_detours = plan["detours"] + SPARE_DETOURS
+    n_detours = plan.detours + SPARE_DETOURS
+    detour_source: dict[int, int] = {}  # id(detour) -> id(its source stop), until indices exist
     asked: set[tuple[str, int]] = set()  # (transform, source): the same question twice adds nothing
     page_inputs = [(i, s) for i, s in enumerate(pages) if s.value_type in ("number", "date")]
     for n in range(n_detours):
@@ -210,8 +229,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             continue
         asked.add((transform, id(source)))
         stop = Stop(index=-1, kind=DETOUR, description=DETOURS[transform].phrase, page_url=source.page_url,
-                    page_title=source.page_title, transform=transform, value_type="number",
-                    hints={"source_object": id(source)})
+                    page_title=source.page_title, transform=transform, value_type="number")
+        detour_source[id(stop)] = id(source)
         items.append((key, stop))
 
     # 4. order by anchor page, then assign indices and turn object links into stop references
@@ -222,13 +241,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         s.index = n
     for s in stops:
         if s.kind == ROADBLOCK:
-            inputs = [index_of[o] for o in s.hints.pop("input_objects")]
-            s.hints["inputs"] = inputs
-            s.depends_on = sorted(set(inputs))
+            s.roadblock.inputs = [index_of[o] for o in s.roadblock.inputs]  # object ids until now
+            s.depends_on = sorted(set(s.roadblock.inputs))
             for step in s.tool_chain:
-                step.args = remap_stop_refs(step.args, index_of)
+                step.args = refs.remap(step.args, index_of)
         elif s.kind == DETOUR:
-            s.source_stop = index_of[s.hints.pop("source_object")]
+            s.source_stop = index_of[detour_source[id(s)]]
             s.depends_on = [s.source_stop]
     stops.append(Stop(index=len(stops), kind=FINISH_LINE, description="finish line", value_type="number",
                       page_url=None))

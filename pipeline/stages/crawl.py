@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from pipeline.model import Leg
+from pipeline.model import Crawl, Leg
 from pipeline.snapshot.page import title_to_url
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import infobox_facts
@@ -33,7 +33,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         candidates = forkable or candidates
     if not candidates:
         raise Rejected("crawl: the snapshot has no page usable as a seed")
-    seed = leg.metadata.get("seed_title") or candidates[rng.randrange(len(candidates))]
+    seed = leg.seed_title or candidates[rng.randrange(len(candidates))]  # a requested seed, else a drawn one
     page = ctx.page(seed)
     if page is None:
         bad = ctx.bad_pages.get(seed)
@@ -62,11 +62,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
                 queue.append(target)
     if len(depth_of) < 2:
         raise Rejected(f"crawl: seed {page.title!r} reaches no other page")
-    leg.metadata["crawl"] = {
-        "pages": sorted([[t, d] for t, d in depth_of.items()], key=lambda x: (x[1], x[0])),
-        "edges": {t: [x for x in v if x in depth_of] for t, v in sorted(edges.items())},
-        "seed_url": title_to_url(page.title),
-    }
-    if skipped:
-        leg.metadata["crawl"]["skipped_pages"] = dict(sorted(skipped.items()))
+    leg.crawl = Crawl(pages=sorted(depth_of.items(), key=lambda x: (x[1], x[0])),
+                      edges={t: [x for x in v if x in depth_of] for t, v in sorted(edges.items())},
+                      seed_url=title_to_url(page.title), skipped_pages=dict(sorted(skipped.items())))
     return leg

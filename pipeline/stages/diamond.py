@@ -7,7 +7,7 @@ from pipeline import expressions
 from pipeline.catalog import diamond_types, roadblock_templates
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import MERGE, ROUTE_INFO, Leg, Stop
-from pipeline.stages.base import AWAITING, Rejected, StageContext, reindex, rng_for
+from pipeline.stages.base import Rejected, StageContext, reindex, rng_for
 from pipeline.stages.build import make_roadblock
 from pipeline.stages.prevalidate import compose_finish
 
@@ -16,7 +16,8 @@ def _signature(stop: Stop) -> tuple:
     """What makes two roadblocks the same question: template, inputs and drawn parameters."""
     if stop.kind != "roadblock":
         return ("", stop.index)
-    return (stop.template, tuple(stop.hints.get("inputs", [])), tuple(sorted(stop.hints.get("params", {}).items())))
+    spec = stop.roadblock
+    return (stop.template, tuple(spec.inputs if spec else ()), tuple(sorted((spec.params if spec else {}).items())))
 
 
 def run(leg: Leg, ctx: StageContext) -> Leg:
@@ -27,19 +28,19 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     wanted = rng.randint(*preset.diamonds)
     types = diamond_types()
     templates = roadblock_templates()
-    sources = [s for s in leg.stops if s.kind == ROUTE_INFO and s.hints.get("role") in ("place", "country")]
+    sources = [s for s in leg.stops if s.kind == ROUTE_INFO and s.fact and s.fact.role in ("place", "country")]
     if not sources:
         raise Rejected("diamond: no place or country stop to fork")
     made, attempts, reasons = 0, 0, []
     used_pairs: dict[tuple[int, str], int] = {}  # a pair may fork twice (other dates, categories)
     while made < wanted and attempts < 8 * wanted and sources:
         attempts += 1
-        waiting = [s for s in sources if s.hints.get(AWAITING) and not s.diamond]
+        waiting = [s for s in sources if s.awaiting_diamond and not s.diamond]
         if waiting:  # a stop kept only for a diamond is forked first
             source = waiting[0]
         else:
             source = sources[(made + attempts) % len(sources)] if attempts > len(sources) else sources[rng.randrange(len(sources))]
-        kinds = sorted(k for k, t in types.items() if t["source"] == source.hints["role"]
+        kinds = sorted(k for k, t in types.items() if t["source"] == source.fact.role
                        and used_pairs.get((source.index, k), 0) < 2
                        and (ctx.settings.allow_simulated or not any(templates[b].get("simulated_only") for b in t["branches"])))
         if not kinds:
@@ -81,7 +82,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         merge = Stop(index=base + 2, kind=MERGE, description=f"diamond merge: {merge_kind}", depends_on=[base, base + 1],
                      page_url=source.page_url, page_title=source.page_title, template=kind, expression=expr,
                      value=merge_value, value_type="number", diamond=number, diamond_role="merge",
-                     hints={"merge": merge_kind})
+                     operation=merge_kind)
         source.diamond = source.diamond or number
         source.diamond_role = source.diamond_role or "source"
         leg.stops.extend(branches + [merge])
@@ -89,11 +90,11 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     if made < preset.diamonds[0]:
         raise Rejected(f"diamond: made {made} diamonds, the level needs {preset.diamonds[0]} ({'; '.join(reasons[:3])})")
     # page stops kept for a diamond that none forked feed nothing: drop them
-    unforked = {s.index for s in leg.stops if s.hints.get(AWAITING) and not s.diamond}
+    unforked = {s.index for s in leg.stops if s.awaiting_diamond and not s.diamond}
     if 0 in unforked:
         raise Rejected("diamond: the seed's fact was kept for a diamond that could not be made")
     for s in leg.stops:
-        s.hints.pop(AWAITING, None)
+        s.awaiting_diamond = False
     if len(leg.stops) - len(unforked) - 3 * made < preset.stops[0]:
         raise Rejected(f"diamond: dropping {len(unforked)} unforked page stops leaves fewer than {preset.stops[0]} stops")
     # move the finish line to the end, the new stops just before it

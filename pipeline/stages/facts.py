@@ -19,12 +19,12 @@ PLACE_FIELDS = re.compile(
 COUNTRY_FIELDS = re.compile(r"^(country|nationality|citizenship|state_party|sovereign_state|location_country)$")
 SKIP_FIELDS = re.compile(r"(image|caption|size|map|signature|website|url|logo|alt|footnote|coord|zoom|"
                          r"pushpin|blank|_ref$|^ref|note|id$|_id|code|postal|iso|timezone|utc|dial|calling|"
-                         r"lat|long|width|height|module|embed|color|colour)", re.I)
+                         r"lat|long|width|height|module|embed|color|colour)", re.IGNORECASE)
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 # sections of apparatus rather than prose: citations there make meaningless "facts"
 NON_PROSE_SECTIONS = re.compile(r"^(references|notes|bibliography|further reading|external links|sources|citations|"
                                 r"works cited|see also|footnotes|discography|filmography|selected works|works|"
-                                r"publications|awards|honours|gallery)\b", re.I)
+                                r"publications|awards|honours|gallery)\b", re.IGNORECASE)
 
 
 def is_prose(sentence: str) -> bool:
@@ -56,7 +56,7 @@ def infobox_facts(page: Page) -> list[Fact]:
             continue
         ex = Extraction(source="infobox", field=f.name)
         if f.kind in ("number", "year") and f.number is not None and _is_informative_number(f.number):
-            out.append(Fact(ex, "number", int(round(f.number)), f.label, "number", f.unit))
+            out.append(Fact(ex, "number", round(f.number), f.label, "number", f.unit))
         elif f.kind == "date" and f.date and len(f.date) == 10:
             out.append(Fact(ex, "date", f.date, f.label, "date"))
         elif f.kind == "text":

@@ -4,13 +4,8 @@ what the earlier stages saw means a tool is not deterministic: the leg is reject
 from __future__ import annotations
 
 from pipeline.execute import StopFailed, execute_leg
-from pipeline.model import Leg
+from pipeline.model import Leg, simulated_share
 from pipeline.stages.base import Rejected, StageContext
-
-
-def simulated_share(leg: Leg) -> float:
-    calls = [t for t in leg.trace if t.provenance]
-    return round(sum(t.provenance == "simulated" for t in calls) / len(calls), 6) if calls else 0.0
 
 
 def run(leg: Leg, ctx: StageContext) -> Leg:

@@ -5,10 +5,21 @@ from __future__ import annotations
 
 import re
 
-from pipeline.model import COMPUTE, DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROUTE_INFO, SEARCH_QUERY, TOOL_CALL, Leg, Transition
+from pipeline.model import (
+    COMPUTE,
+    DETOUR,
+    FINISH_LINE,
+    LINK_FOLLOW,
+    MERGE,
+    ROUTE_INFO,
+    SEARCH_QUERY,
+    TOOL_CALL,
+    Leg,
+    Transition,
+)
 from pipeline.stages.base import Rejected, StageContext
 
-STOPWORDS = set("a an the of and or in on at to for from by with is was are were be as its it his her their this that".split())
+STOPWORDS = {"a", "an", "the", "of", "and", "or", "in", "on", "at", "to", "for", "from", "by", "with", "is", "was", "are", "were", "be", "as", "its", "it", "his", "her", "their", "this", "that"}
 
 
 def query_words(page, leg_titles: set[str]) -> list[str]:

@@ -2,7 +2,7 @@
 of pages through the crawl, each page with facts of the level's extraction kinds."""
 from __future__ import annotations
 
-from pipeline.model import Leg
+from pipeline.model import Leg, Plan
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import page_facts
 from pipeline.stages.llm_steps import plan_route
@@ -23,9 +23,11 @@ def shapes(preset) -> list[tuple[int, int, int, int]]:
 def run(leg: Leg, ctx: StageContext) -> Leg:
     preset = ctx.presets[leg.level]
     rng = rng_for(leg, "plan")
-    crawl = leg.metadata["crawl"]
-    depth = {t: d for t, d in crawl["pages"]}
-    edges = crawl["edges"]
+    crawl = leg.crawl
+    if crawl is None:
+        raise Rejected("plan: the leg has not been crawled")
+    depth = {t: d for t, d in crawl.pages}
+    edges = crawl.edges
     usable = {}
     for title in sorted(depth):
         page = ctx.page(title)
@@ -76,6 +78,5 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if leg.variant == "dag" and not any(forkable(t) for t in route):
             raise Rejected("plan: the LLM route offers no place or country to fork")
 
-    leg.metadata["plan"] = {"stops": k, "roadblocks": r, "detours": d, "pages": p, "route": route,
-                            "depth": max(depth[t] for t in route)}
+    leg.plan = Plan(stops=k, roadblocks=r, detours=d, pages=p, route=route, depth=max(depth[t] for t in route))
     return leg

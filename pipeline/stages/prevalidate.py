@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pipeline import expressions
 from pipeline.execute import StopFailed, run_stop
-from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, Leg
-from pipeline.stages.base import AWAITING, Rejected, StageContext, consumers, reindex, rng_for, value_inputs
+from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, Leg
+from pipeline.stages.base import Rejected, StageContext, consumers, reindex, rng_for, value_inputs
 
 
 def compose_finish(leg: Leg, stage: str) -> None:
@@ -15,7 +15,7 @@ def compose_finish(leg: Leg, stage: str) -> None:
     if finish.kind != FINISH_LINE:
         raise Rejected(f"{stage}: the last stop is not the finish line")
     used = consumers(leg)
-    sinks = [s.index for s in leg.stops[:-1] if not (used[s.index] - {finish.index}) and not s.hints.get(AWAITING)]
+    sinks = [s.index for s in leg.stops[:-1] if not (used[s.index] - {finish.index}) and not s.awaiting_diamond]
     bad = [i for i in sinks if leg.stops[i].value_type != "number"]
     if bad:
         raise Rejected(f"{stage}: stops {bad} hold non-numeric values that feed nothing")
@@ -24,12 +24,12 @@ def compose_finish(leg: Leg, stage: str) -> None:
     values = {s.index: s.value for s in leg.stops[:-1]}
     kind, expr, y = expressions.choose_reduction(rng_for(leg, stage + ":finish"), sinks, values)
     finish.expression, finish.value, finish.depends_on = expr, y, sinks
-    finish.hints = {"reduction": kind}
+    finish.operation = kind
     finish.description = f"reduce to one digit: {kind}"
 
 
 def run(leg: Leg, ctx: StageContext) -> Leg:
-    plan = leg.metadata["plan"]
+    plan = leg.plan
     values: dict[int, object] = {}
     failed: dict[int, str] = {}
     for stop in leg.stops:
@@ -57,10 +57,10 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     def feeds_text(i: int) -> bool:
         return any(leg.stops[j].value_type != "number" for j in value_inputs(leg.stops[i]))
     kept_rb = sorted((i for i in keep if leg.stops[i].kind == ROADBLOCK), key=lambda i: (not feeds_text(i), i))
-    kept_rb = sorted(kept_rb[: plan["roadblocks"]])
+    kept_rb = sorted(kept_rb[: plan.roadblocks])
     dropped_rb = {i for i in keep if leg.stops[i].kind == ROADBLOCK and i not in kept_rb}
     kept_det = [i for i in keep if leg.stops[i].kind == DETOUR and leg.stops[i].source_stop not in dropped_rb]
-    kept_det = kept_det[: plan["detours"]]
+    kept_det = kept_det[: plan.detours]
     keep = [i for i in keep if leg.stops[i].kind not in (ROADBLOCK, DETOUR) or i in kept_rb or i in kept_det]
     # a page stop holding text (a place, a country, a date) must feed a kept stop, else it goes
     fed = {j for i in keep for j in value_inputs(leg.stops[i])}
@@ -69,10 +69,10 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     preset = ctx.presets[leg.level]
     if leg.variant == "dag":  # a place or country nothing consumes yet may still be forked by a diamond
         room = preset.stops[1] - len(keep) - 1
-        waiting = sorted((i for i in unfed if leg.stops[i].hints.get("role") in ("place", "country")),
-                         key=lambda i: (leg.stops[i].hints["role"] != "country", i))[:max(room, 0)]
+        waiting = sorted((i for i in unfed if leg.stops[i].fact and leg.stops[i].fact.role in ("place", "country")),
+                         key=lambda i: (leg.stops[i].fact.role != "country", i))[:max(room, 0)]
         for i in waiting:
-            leg.stops[i].hints[AWAITING] = True
+            leg.stops[i].awaiting_diamond = True
         keep = sorted(keep + waiting)
     if 0 not in keep:
         raise Rejected("prevalidate: the seed's fact feeds no surviving stop")

@@ -1,14 +1,14 @@
-"""Stage 8, verbalize: the clue envelope, then acceptance by a round trip.
+"""Stage 8, verbalize: the clue envelope, then acceptance by a solver that sees only the riddle.
 
 Clues come from jinja2 templates in ``templates/clues/``: one clue per stop, earlier results
 named by clue number, pages described by what they are (short description, infobox type),
-never by title. Acceptance parses the riddle alone back into steps (``parse_riddle``),
-scores the alignment with the leg and recomputes y* from the parsed steps.
+never by title. Acceptance hands the riddle and the seed URL, nothing else, to
+``pipeline.agents.solver``: it follows the clues through the tools and must reach exactly one
+answer, y*. A clue with two readings (two linked pages fit and carry the field, ...) rejects the
+leg as ambiguous.
 
-Alignment (documented in the README): for each stop, one third for the parsed kind, one
-third for the parsed operation (template, transform, merge or reduction), one third for
-the parsed references (the clue numbers it uses); the leg's score is the mean over stops.
-A leg is accepted when alignment >= 0.7 and the parsed steps imply the same y*.
+With an LLM configured, clues are paraphrased and the LLM must reconstruct the steps from the
+paraphrased riddle (``parse_riddle``'s alignment, documented in the README): an extra check.
 """
 from __future__ import annotations
 
@@ -19,16 +19,14 @@ import jinja2
 
 from pipeline import expressions
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
-from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, Clue, Leg, Stop
+from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, Clue, Leg, PageWording, Stop
+from pipeline.snapshot.page import infobox_kind
 from pipeline.stages import llm_steps
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.tools.spec import TOOL_NAMES
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
 ACCEPT_ALIGNMENT = 0.7
-# Kiwix HTML marks infoboxes with microformat classes rather than template names
-MICROFORMATS = {"haudio": "album", "vcard": "person or organisation", "vevent": "event", "hproduct": "product",
-                "geography": "place", "biography": "person"}
 ROLE_WORD = {"place": "place", "country": "country", "date": "date", "number": "number"}
 
 
@@ -63,18 +61,18 @@ def find_leak(text: str, names: list[str]) -> str | None:
 
 def mask_names(text: str, names: list[str]) -> str:
     for name in names:
-        text = re.sub(r"(?<!\w)" + re.escape(name) + r"(?!\w)", "[...]", text, flags=re.I)
+        text = re.sub(r"(?<!\w)" + re.escape(name) + r"(?!\w)", "[...]", text, flags=re.IGNORECASE)
     return text
 
 
 def circumlocution(stop: Stop, names: list[str]) -> str:
     """What the page is about, in words that name no leg page."""
     options = []
-    desc = (stop.hints.get("page_description") or "").strip().rstrip(".")
+    wording = stop.wording or PageWording()
+    desc = (wording.description or "").strip().rstrip(".")
     if desc and len(desc) <= 120:
         options.append(f'the page whose short description reads "{desc}"')
-    kind = (stop.hints.get("infobox_type") or "").strip().lower()
-    kind = MICROFORMATS.get(kind, kind)
+    kind = infobox_kind(wording.infobox_type)
     if kind and re.fullmatch(r"[a-z][a-z ]{2,40}", kind):
         options.append(f"a page about a subject whose infobox is of the '{kind}' kind")
     for option in options:
@@ -87,8 +85,8 @@ def circumlocution(stop: Stop, names: list[str]) -> str:
 def ask_text(stop: Stop, names: list[str]) -> str:
     ex = stop.extraction
     if ex.source == "infobox":
-        return render("ask.j2", source="infobox", value_type=stop.value_type, label=stop.hints["label"],
-                      role=stop.hints.get("role"), rounded=False, section=None, sentence=None)
+        return render("ask.j2", source="infobox", value_type=stop.value_type, label=stop.fact.label,
+                      role=stop.fact.role, rounded=False, section=None, sentence=None)
     from pipeline.execute import numbers_in
     nums = numbers_in(ex.sentence)
     target = nums[ex.number_index]
@@ -104,7 +102,7 @@ def ask_text(stop: Stop, names: list[str]) -> str:
 
 def input_phrase(leg: Leg, i: int) -> str:
     s = leg.stops[i]
-    word = s.hints.get("role") if s.kind == ROUTE_INFO else "number"
+    word = s.fact.role if s.kind == ROUTE_INFO and s.fact else "number"
     if s.kind == ROUTE_INFO and s.value_type == "number":
         word = "number"
     return f"the {ROLE_WORD.get(word, 'number')} from clue {i + 1}"
@@ -118,18 +116,18 @@ def clue_for(leg: Leg, stop: Stop, names: list[str], variant: int) -> str:
                       circ=circumlocution(stop, names) if stop.index else "", ask=ask_text(stop, names),
                       variant=variant)
     if stop.kind == ROADBLOCK:
-        fields = dict(stop.hints.get("params", {}))
-        for n, i in enumerate(stop.hints["inputs"]):
+        fields = dict(stop.roadblock.params)
+        for n, i in enumerate(stop.roadblock.inputs):
             fields[f"in{n}"] = input_phrase(leg, i)
         return render("roadblock.j2", phrase=stop.description.format(**fields))
     if stop.kind == DETOUR:
         return render("detour.j2", phrase=DETOURS[stop.transform].phrase.format(ref=f"the result of clue {stop.source_stop + 1}"))
     if stop.kind == MERGE:
         a, b = stop.depends_on
-        return render("merge.j2", kind=stop.hints["merge"], a=a + 1, b=b + 1)
+        return render("merge.j2", kind=stop.operation, a=a + 1, b=b + 1)
     refs = [i + 1 for i in expressions.references(stop.expression)]
     half = max(1, len(refs) // 2)
-    return render("finish.j2", kind=stop.hints["reduction"], all=refs, left=refs[:half], right=refs[half:] or refs[:half])
+    return render("finish.j2", kind=stop.operation, all=refs, left=refs[:half], right=refs[half:] or refs[:half])
 
 
 # ---- round trip ---------------------------------------------------------------------------------
@@ -224,13 +222,13 @@ def expected_steps(leg: Leg) -> list[dict]:
             else:
                 out.append({"kind": ROUTE_INFO, "op": "search_query", "refs": []})
         elif s.kind == ROADBLOCK:
-            out.append({"kind": ROADBLOCK, "op": s.template, "refs": [i + 1 for i in s.hints["inputs"]]})
+            out.append({"kind": ROADBLOCK, "op": s.template, "refs": [i + 1 for i in s.roadblock.inputs]})
         elif s.kind == DETOUR:
             out.append({"kind": DETOUR, "op": s.transform, "refs": [s.source_stop + 1]})
         elif s.kind == MERGE:
-            out.append({"kind": MERGE, "op": s.hints["merge"], "refs": [i + 1 for i in s.depends_on]})
+            out.append({"kind": MERGE, "op": s.operation, "refs": [i + 1 for i in s.depends_on]})
         else:
-            out.append({"kind": FINISH_LINE, "op": s.hints["reduction"], "refs": [i + 1 for i in expressions.references(s.expression)]})
+            out.append({"kind": FINISH_LINE, "op": s.operation, "refs": [i + 1 for i in expressions.references(s.expression)]})
     return out
 
 
@@ -289,18 +287,27 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     tool = next((t for t in TOOL_NAMES if t in riddle), None)
     if tool:
         raise Rejected(f"verbalize: the riddle names the tool {tool!r}")
-    parser = "template"
-    if ctx.llm is not None:  # paraphrase each clue, then let the LLM reconstruct the steps
+    from pipeline.agents.solver import AMBIGUOUS, RiddleView, solve  # the solver builds chains with stages.build
+
+    # Acceptance: a solver that sees only the riddle, the seed URL and the tools must reach exactly
+    # one answer, and it must be y*. It never reads the stops, so it checks what it does not build.
+    solution = solve(RiddleView(riddle=riddle, seed_url=leg.seed_url), ctx.toolbox)
+    leg.metadata["solver"] = {"status": solution.status, "answer": solution.answer, "calls": len(solution.calls)}
+    if solution.status == AMBIGUOUS:
+        raise Rejected(f"verbalize: the riddle is ambiguous: {solution.reason} "
+                       f"(candidates: {'; '.join(next(iter(solution.candidates.values()), []))})")
+    if not solution.solved:
+        raise Rejected(f"verbalize: the riddle alone does not solve: {solution.reason}")
+    if solution.answer != leg.passcode:
+        raise Rejected(f"verbalize: the riddle alone gives {solution.answer}, the leg's passcode is {leg.passcode}")
+    if ctx.llm is not None:  # an extra check: paraphrase each clue, then let the LLM reconstruct the steps
         leg.clues = [_paraphrased(ctx.llm, leg, c, names) for c in leg.clues]
-        riddle = leg.riddle
-        parsed, parser = llm_steps.round_trip(ctx.llm, riddle), "llm"
-    else:
-        parsed = parse_riddle(riddle)
-    score = alignment(parsed, expected_steps(leg))
-    implied = implied_passcode(parsed, leg)
-    leg.metadata["round_trip"] = {"alignment": round(score, 4), "implied_passcode": implied, "parser": parser}
-    if score < ACCEPT_ALIGNMENT:
-        raise Rejected(f"verbalize: round-trip alignment {score:.2f} < {ACCEPT_ALIGNMENT}")
-    if implied != leg.passcode:
-        raise Rejected(f"verbalize: the riddle implies {implied}, the leg's passcode is {leg.passcode}")
+        parsed = llm_steps.round_trip(ctx.llm, leg.riddle)
+        score = alignment(parsed, expected_steps(leg))
+        implied = implied_passcode(parsed, leg)
+        leg.metadata["round_trip"] = {"alignment": round(score, 4), "implied_passcode": implied, "parser": "llm"}
+        if score < ACCEPT_ALIGNMENT:
+            raise Rejected(f"verbalize: round-trip alignment {score:.2f} < {ACCEPT_ALIGNMENT}")
+        if implied != leg.passcode:
+            raise Rejected(f"verbalize: the riddle implies {implied}, the leg's passcode is {leg.passcode}")
     return leg

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.cache import canonical_json
+from pipeline.model import SERVED_AS, TraceEntry
 
 FAMILIES = ("math", "atp", "os", "git")
 
@@ -43,30 +44,22 @@ TASK_SCHEMA = pa.schema([
 ])
 
 
-@dataclass
-class GoldenStep:
-    """One tool call of a golden solution, shaped like a leg's ``TraceEntry``."""
-    step: int
-    tool: str
-    args: dict[str, Any]
-    response: str              # canonical JSON text as recorded in the cache
-    provenance: str | None
-    value: Any = None          # what the solution took from the response
+GoldenStep = TraceEntry  # one tool call of a golden solution: the same entry as a leg's trace (stop is None)
 
 
 @dataclass
 class GoldenTrace:
     plan: list[Any] = field(default_factory=list)     # family-defined plan steps
-    steps: list[GoldenStep] = field(default_factory=list)
+    steps: list[TraceEntry] = field(default_factory=list)
     final_answer: Any = None
 
     def to_json(self) -> str:
         return canonical_json(asdict(self))
 
     @classmethod
-    def from_json(cls, text: str) -> "GoldenTrace":
+    def from_json(cls, text: str) -> GoldenTrace:
         d = json.loads(text)
-        return cls(plan=d.get("plan", []), steps=[GoldenStep(**s) for s in d.get("steps", [])],
+        return cls(plan=d.get("plan", []), steps=[TraceEntry.from_dict(s) for s in d.get("steps", [])],
                    final_answer=d.get("final_answer"))
 
     def record(self, toolbox, tool: str, args: dict, value_of=None) -> dict:
@@ -74,8 +67,9 @@ class GoldenTrace:
         result = toolbox.call(tool, args)
         data = result.data
         value = value_of(data) if value_of else None
-        self.steps.append(GoldenStep(len(self.steps), tool, dict(args), result.response_json,
-                                     result.provenance, value))
+        self.steps.append(TraceEntry(stop=None, step=len(self.steps), tool=tool, args=dict(args),
+                                     response=result.response_json, provenance=result.provenance,
+                                     served_from=SERVED_AS.get(result.served_from, result.served_from), value=value))
         return data
 
 

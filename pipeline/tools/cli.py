@@ -4,6 +4,7 @@
     python -m pipeline.tools call maps_geocode '{"address": "Ulm"}'
     python -m pipeline.tools maps_geocode '{"address": "Ulm"}'      # same (AAR tools.py form)
     python -m pipeline.tools --backend replay --cache run.sqlite --log tool_log.jsonl call ...
+    python -m pipeline.tools serve [--http] ...                      # the same tools over MCP
 
 ``list`` prints every tool in OpenAI function-calling form (a JSON array). ``call`` prints
 the result object as canonical JSON (what the cache recorded); output longer than
@@ -12,7 +13,8 @@ an answer, 1 when the tool could not answer (the JSON then holds ``error``) or a
 miss, 2 with a one-line message on stderr for an unknown tool, invalid JSON or arguments
 that break the tool's schema. With ``--log FILE`` (or LEGWORK_TOOL_LOG / settings.tool_log)
 each call appends one JSON line ``{tool, args, success, result_preview, result_len, ts, url?}``,
-the shape of the AAR reference's tool_log.jsonl.
+the shape of the AAR reference's tool_log.jsonl, written by ``pipeline.tools.toollog``.
+``serve`` runs the same tools as an MCP server (see ``pipeline.tools.serve``).
 
 Agents call this once per tool call, so start-up time matters: ``list`` imports only the
 spec, and ``call`` imports the registry and backends, never pyarrow, pandas or Prefect.
@@ -23,11 +25,11 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
+from pipeline.tools.toollog import PREVIEW_CHARS, ToolLog
+
 MAX_CHARS = 8000
-PREVIEW_CHARS = 2000
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
 
 
@@ -45,8 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--log", type=Path, help="append one JSON line per call to this file")
     parser.add_argument("--max-chars", type=int, default=MAX_CHARS, help="cut printed results after this many")
     parser.add_argument("--pretty", action="store_true", help="indent the result JSON")
-    parser.add_argument("command", help="list | call | a tool name")
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help="for call: TOOL_NAME 'JSON_ARGS'")
+    parser.add_argument("command", help="list | call | serve | a tool name")
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help="for call: TOOL_NAME 'JSON_ARGS'; for serve: its options")
     return parser
 
 
@@ -77,21 +79,14 @@ def _parse_args_json(tool: str, raw: str | None) -> dict:
 
 
 def _log_call(path: Path | None, tool: str, args, success: bool, text: str) -> None:
-    if path is None:
-        return
-    entry = {"tool": tool, "args": args, "success": success, "result_preview": text[:PREVIEW_CHARS],
-             "result_len": len(text), "ts": time.time()}
-    if isinstance(args, dict) and isinstance(args.get("url"), str):
-        entry["url"] = args["url"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as log:  # one write per line: appends do not interleave
-        log.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    if path is not None:
+        ToolLog(path).record(tool, args, success, text)
 
 
 def _call(options: argparse.Namespace, tool: str, raw_args: str | None) -> int:
     from pipeline.cache import ReplayMiss
     from pipeline.config import ConfigError, load_settings
-    from pipeline.tools.registry import SimulatedRefused, ToolArgumentError, ToolError, Toolbox, validate_args
+    from pipeline.tools.registry import SimulatedRefused, ToolArgumentError, Toolbox, ToolError, validate_args
     from pipeline.tools.spec import TOOLS
 
     try:
@@ -115,7 +110,7 @@ def _call(options: argparse.Namespace, tool: str, raw_args: str | None) -> int:
 
     try:
         result = Toolbox(settings).call(tool, args)
-    except (ReplayMiss, SimulatedRefused, ToolError, Exception) as exc:  # an agent sees a message, not a trace
+    except (ReplayMiss, SimulatedRefused, ToolError, Exception) as exc:  # noqa: BLE001 - a message, not a trace
         text = json.dumps({"error": str(exc)}, ensure_ascii=False)
         _log_call(log_path, tool, args, False, text)
         print(text)
@@ -128,9 +123,20 @@ def _call(options: argparse.Namespace, tool: str, raw_args: str | None) -> int:
     return EXIT_OK if result.ok else EXIT_TOOL_ERROR
 
 
+def _serve(options: argparse.Namespace) -> int:
+    """``serve``: the same tools over MCP; the executor's --backend/--cache/--snapshot carry over."""
+    from pipeline.tools.serve import main as serve_main
+
+    carried = [f"--{name}={value}" for name, value in (("backend", options.backend), ("cache", options.cache),
+                                                        ("snapshot", options.snapshot)) if value is not None]
+    return serve_main(carried + list(options.rest))
+
+
 def main(argv: list[str] | None = None) -> int:
     options = _parser().parse_args(argv)
     try:
+        if options.command == "serve":
+            return _serve(options)
         if options.command == "list":
             if options.rest:
                 raise UsageError("list takes no arguments")
@@ -150,4 +156,4 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
 
 
-__all__ = ["main", "truncate", "MAX_CHARS"]
+__all__ = ["MAX_CHARS", "PREVIEW_CHARS", "main", "truncate"]

@@ -12,8 +12,10 @@ from __future__ import annotations
 import importlib
 import json
 import threading
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import jsonschema
 
@@ -45,6 +47,46 @@ class SimulatedRefused(ToolError):
     """The answer would be simulated but the settings forbid simulated values."""
 
 
+class ServiceFailure(ToolError):
+    """The service behind the tool failed this time (an HTTP 5xx, a dropped connection)."""
+
+
+class ToolTimeout(ToolError):
+    """The tool gave no answer in time."""
+
+
+class MalformedResponse(ToolError):
+    """The response is not a result object (not JSON, not an object, no valid provenance)."""
+
+
+def check_response(name: str, response: str) -> dict:
+    """The result object of a response text, or ``MalformedResponse`` saying what is wrong with it,
+    so that a broken answer (from a backend, the cache, or an injected fault) never reaches a
+    caller as a dict missing its fields."""
+    try:
+        data = json.loads(response)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise MalformedResponse(f"{name}: malformed response: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise MalformedResponse(f"{name}: malformed response: a JSON {type(data).__name__}, not an object")
+    if data.get("provenance") not in PROVENANCES:
+        raise MalformedResponse(f"{name}: malformed response: no valid provenance ({data.get('provenance')!r})")
+    if "error" in data and not isinstance(data["error"], str):
+        raise MalformedResponse(f"{name}: malformed response: error is not a message")
+    return data
+
+
+# set while a backend runs: its nested tool calls are part of its computation and never fault
+_IN_BACKEND: ContextVar[bool] = ContextVar("legwork_in_backend", default=False)
+
+
+class ToolUnavailable(RuntimeError):
+    """The tool cannot run at all on this machine with these settings (e.g. no sandbox for agent
+    code). A configuration error, not an answer: never recorded in the cache, and deliberately
+    not a ``ToolError``, so generation fails the run with this message instead of quietly
+    rejecting every leg that would have used the tool."""
+
+
 def implements(tool: str, backend: str) -> Callable[[Implementation], Implementation]:
     if tool not in TOOLS:
         raise KeyError(f"no tool named {tool!r} in pipeline.tools.spec")
@@ -70,11 +112,15 @@ class BackendContext:
     """What an implementation may use: settings, and a way to call other tools (with caching)."""
 
     settings: Settings
-    toolbox: "Toolbox"
+    toolbox: Toolbox
     shared: dict = field(default_factory=dict)
 
     def call(self, name: str, args: dict) -> dict:
-        return self.toolbox.call(name, args).data
+        token = _IN_BACKEND.set(True)
+        try:
+            return self.toolbox.call(name, args).data
+        finally:
+            _IN_BACKEND.reset(token)
 
 
 @dataclass(frozen=True)
@@ -122,6 +168,7 @@ _DIGESTS: dict[str, str] = {}
 def bundled_data_digest(world_dir) -> str:
     """A short content hash of the data the offline backends answer from (computed once per process)."""
     from pathlib import Path
+
     from pipeline.cache import file_sha256
     from pipeline.config import PROJECT_ROOT
     key = str(world_dir)
@@ -145,6 +192,8 @@ class Toolbox:
             cache = CallCache(self.settings.cache_path)
         self.cache: CallCache | None = cache or None
         self.shared: dict = {}
+        from pipeline.tools.faults import FaultInjector
+        self.faults = FaultInjector.from_text(self.settings.faults)  # None unless fault injection is on
         _load_backends()
 
     def namespace(self, backend: str) -> str:
@@ -163,6 +212,11 @@ class Toolbox:
 
     def call(self, name: str, args: dict) -> ToolResult:
         args = validate_args(name, args)
+        if self.faults is not None and not _IN_BACKEND.get():  # above the cache: faults are never recorded
+            return self.faults.call(name, args, lambda: self._call(name, args), check_response)
+        return self._call(name, args)
+
+    def _call(self, name: str, args: dict) -> ToolResult:
         backend = self.settings.backend_for(name)
 
         def compute() -> tuple[str, str, bool, str | None]:
@@ -189,7 +243,7 @@ class Toolbox:
             self.cache, kind="tool", name=name, request=args,
             namespace=self.namespace(backend), mode=backend, compute=compute,
         )
-        data = json.loads(response)
+        data = check_response(name, response)
         if data.get("provenance") == "simulated" and not self.settings.allow_simulated:
             raise SimulatedRefused(f"{name}: the recorded answer is simulated and simulated values are not allowed")
         return ToolResult(name, args, "error" not in data, data, response, served)
@@ -200,6 +254,7 @@ class Toolbox:
 
 
 __all__ = [
-    "BackendContext", "ReplayMiss", "SimulatedRefused", "ToolArgumentError", "ToolError",
-    "ToolResult", "Toolbox", "implements", "validate_args",
+    "BackendContext", "MalformedResponse", "ReplayMiss", "ServiceFailure", "SimulatedRefused", "ToolArgumentError",
+    "ToolError", "ToolResult", "ToolTimeout", "ToolUnavailable", "Toolbox", "check_response", "implements",
+    "validate_args",
 ]

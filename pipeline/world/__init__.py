@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import importlib.util
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from pipeline.config import PROJECT_ROOT
 

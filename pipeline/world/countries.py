@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.world import DEFAULT_WORLD_DIR, package_file, package_version, load_once
+from pipeline.world import DEFAULT_WORLD_DIR, load_once, package_file, package_version
 from pipeline.world.geo import normalise_name
 
 EXTRACT_NAME = "countries.json"

@@ -8,10 +8,9 @@ The index arithmetic and value decoding follow ``pvlib.location.lookup_altitude`
 """
 from __future__ import annotations
 
-
 import numpy as np
 
-from pipeline.world import package_file, package_version, load_once
+from pipeline.world import load_once, package_file, package_version
 
 ROWS, COLS = 2160, 4320
 _LAT_SCALE = ROWS / (-90 - 90)       # indices per degree, latitude runs 90 -> -90
@@ -31,7 +30,7 @@ def _index(degrees: float, scale: float, center: float, size: int, name: str) ->
         if -index <= 0.500001:
             return 0
         raise ValueError(f"{name} {degrees} is out of range")
-    return int(round(index))  # Python's round is half-even, like numpy.around
+    return round(float(index))  # Python's round is half-even, like numpy.around
 
 
 class ElevationGrid:

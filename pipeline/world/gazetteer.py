@@ -18,13 +18,13 @@ import gzip
 import json
 import math
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable
 
 import numpy as np
 
-from pipeline.world import package_file, package_version, load_once
+from pipeline.world import load_once, package_file, package_version
 from pipeline.world.countries import CountryTable
 from pipeline.world.geo import EARTH_RADIUS_KM, haversine_km, normalise_name
 
@@ -282,9 +282,9 @@ class Gazetteer:
         for hit in airports.get(name, ()):
             if all(self._qualifies_point(hit.country_code, q) for q in qualifiers):
                 return hit
-        if original is not None and len(original) == 3 and original.isalpha() and original.isupper():
-            if original in self._airport_codes:
-                return self._airport_codes[original]
+        if (original is not None and len(original) == 3 and original.isalpha() and original.isupper()
+                and original in self._airport_codes):
+            return self._airport_codes[original]
         if self._poi_lookup is not None:
             for hit in self._poi_lookup(name):
                 if all(self._qualifies_point(hit.country_code, q) or normalise_name(hit.extra.get("city", "")) == q

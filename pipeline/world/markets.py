@@ -20,7 +20,7 @@ import gzip
 import math
 from dataclasses import dataclass
 
-from pipeline.world import package_file, package_version, load_once
+from pipeline.world import load_once, package_file, package_version
 from pipeline.world.seeded import unit_for
 
 
@@ -98,7 +98,7 @@ def _level_from_years(levels: dict[int, float], day: dt.date) -> float:
         return levels[years[0]]
     if t >= years[-1]:
         return levels[years[-1]]
-    y0 = int(math.floor(t))
+    y0 = math.floor(t)
     f = t - y0
     return math.exp((1 - f) * math.log(levels[y0]) + f * math.log(levels[y0 + 1]))
 

@@ -10,13 +10,14 @@ strongly connected component. OSM data (c) OpenStreetMap contributors, ODbL 1.0.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from pipeline.world import DEFAULT_WORLD_DIR, load_once
 from pipeline.world.geo import haversine_km, normalise_name
@@ -138,7 +139,7 @@ def build_city_extract(pbf: Path, out_dir: Path, city: str | None = None,
             highway_index[highway] = len(highways)
             highways.append(highway)
         start, length = refs[0], 0.0
-        for prev, ref in zip(refs, refs[1:]):
+        for prev, ref in itertools.pairwise(refs):
             length += haversine_km(*locations[prev], *locations[ref]) * 1000
             if ref == refs[-1] or use_count[ref] > 1:
                 if ref != start:
@@ -247,7 +248,7 @@ class CityMap:
         return (lng * self._kx * 1000, lat * 111320.0)
 
     def snap(self, mode: str, lat: float, lng: float) -> tuple[int, float] | None:
-        g, members, tree = self._graph(mode)
+        _g, members, tree = self._graph(mode)
         if tree is None:
             return None
         dist, k = tree.query(self._xy(lat, lng))
@@ -270,7 +271,7 @@ class CityMap:
         snapped_m = a[1] + b[1]
         distance_m, minutes = snapped_m, snapped_m / 1000 / access_kmh * 60
         steps: list[dict] = []
-        for u, v in zip(path, path[1:]):
+        for u, v in itertools.pairwise(path):
             e = g[u][v]
             distance_m += e["length"]
             minutes += e["minutes"]

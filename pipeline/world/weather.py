@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.world import DEFAULT_WORLD_DIR, package_file, package_version, load_once
+from pipeline.world import DEFAULT_WORLD_DIR, load_once, package_file, package_version
 from pipeline.world.geo import haversine_km
 from pipeline.world.seeded import unit_for
 

@@ -121,4 +121,4 @@ def validate(rows: list[dict], toolbox=None) -> Report:
     return _summary(f"atp: validated {len(rows)} tasks", rows, checks, time.perf_counter() - start, failures)
 
 
-__all__ = ["DEFAULT_COUNT", "build", "validate", "verify_row", "structural_check"]
+__all__ = ["DEFAULT_COUNT", "build", "structural_check", "validate", "verify_row"]

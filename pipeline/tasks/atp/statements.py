@@ -7,9 +7,10 @@ standard library only (Debian ``coq`` 8.16), so every Coq proof is machine-check
 """
 from __future__ import annotations
 
+import itertools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 LANGUAGES = ("coq", "lean4", "isabelle")
 TOPICS = ("parity", "divisibility", "primality", "lists", "trees", "logic", "functions")
@@ -380,7 +381,7 @@ def logic(rng: random.Random, name: str) -> Theorem:
     if kind == "chain":
         k = rng.randint(3, 6)
         ps = letters[:k]
-        hyps = [f"({a} -> {b})" for a, b in zip(ps, ps[1:])]
+        hyps = [f"({a} -> {b})" for a, b in itertools.pairwise(ps)]
         coq_prop = " -> ".join(hyps + [ps[0], ps[-1]])
         names = [f"H{i}" for i in range(1, k)]
         steps = [f"intros {' '.join(names)} Hp."] + [f"apply {h}." for h in reversed(names)] + ["exact Hp."]

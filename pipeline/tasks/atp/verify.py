@@ -106,7 +106,7 @@ def coqc_available() -> bool:
 def _run_coqc(text: str, workdir: Path, timeout_s: float) -> subprocess.CompletedProcess:
     path = workdir / "Candidate.v"
     path.write_text(text, encoding="utf-8")
-    return subprocess.run(["coqc", "-q", path.name], cwd=workdir, capture_output=True, text=True,
+    return subprocess.run(["coqc", "-q", path.name], cwd=workdir, check=False, capture_output=True, text=True,
                           timeout=timeout_s, stdin=subprocess.DEVNULL)
 
 
@@ -136,7 +136,7 @@ def _first_error(output: str) -> str:
 
 def tactic_of(line: str) -> str:
     """A proof line without the two-space base indent (deeper indents, e.g. under a bullet, stay)."""
-    return line[2:] if line.startswith("  ") else line
+    return line.removeprefix("  ")
 
 
 def coq_trace(statement: str, steps: list[str], closing: str, theorem: str,
@@ -226,7 +226,7 @@ def check_external(language: str, statement: str, candidate: str, theorem: str,
             (workdir / "ROOT").write_text(_isabelle_root(theorem, imports.group(1) if imports else ""), encoding="utf-8")
             cmd, cwd = isabelle_command(workdir), tmp
         try:
-            done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s,
+            done = subprocess.run(cmd, cwd=cwd, check=False, capture_output=True, text=True, timeout=timeout_s,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return ProofCheck(False, False, f"{' '.join(cmd[:2])} timed out after {timeout_s:.0f} s")

@@ -138,4 +138,4 @@ def validate(rows: list[dict], toolbox=None) -> Report:
     return _report(f"git: validated {len(rows)} tasks ({time.perf_counter() - start:.1f} s)", rows, checks, failures)
 
 
-__all__ = ["DEFAULT_COUNT", "KINDS", "build", "validate", "check_level", "load_level", "verify_row"]
+__all__ = ["DEFAULT_COUNT", "KINDS", "build", "check_level", "load_level", "validate", "verify_row"]

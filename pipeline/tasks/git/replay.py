@@ -81,7 +81,7 @@ class Repo:
 
     # ---------------------------------------------------------------- plumbing
     def git(self, *args: str, cwd: Path | None = None, check: bool = True) -> str:
-        done = subprocess.run(["git", *args], cwd=cwd or self.path, env=self.env, capture_output=True, text=True,
+        done = subprocess.run(["git", *args], cwd=cwd or self.path, env=self.env, check=False, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=60)
         if check and done.returncode != 0:
             raise GitCommandError(f"git {' '.join(args)}: {(done.stderr or done.stdout).strip()[:300]}")

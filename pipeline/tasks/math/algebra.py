@@ -238,7 +238,7 @@ def _quad_solve(p, s: Solution):
 def _quad_direct(p):
     roots = sp.solve(p["a"] * x**2 + p["b"] * x + p["c"], x)
     if p.get("story"):
-        return [r for r in roots if r > 0][0]
+        return next(r for r in roots if r > 0)
     return sorted(roots, key=sp.default_sort_key)
 
 

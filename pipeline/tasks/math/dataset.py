@@ -149,13 +149,18 @@ def inject_error(problem: Problem) -> tuple[int, str, Solution, Any]:
             continue
         if not flawed.injected:
             continue
-        try:
-            if equivalent(wrong, problem.answer, problem.kind):
-                continue
-        except Exception:   # an answer of the wrong shape is certainly wrong
-            pass
+        if _equivalent_or_false(wrong, problem.answer, problem.kind):
+            continue
         return index, error_type, flawed, wrong
     raise Unverified("no single-step error changes the final answer")
+
+
+def _equivalent_or_false(a, b, kind: str) -> bool:
+    """An answer of the wrong shape cannot be compared, and is certainly not equivalent."""
+    try:
+        return equivalent(a, b, kind)
+    except Exception:  # noqa: BLE001 - any comparison failure means "not the same answer"
+        return False
 
 
 def _steps_json(solution: Solution) -> list[dict]:
@@ -165,7 +170,7 @@ def _steps_json(solution: Solution) -> list[dict]:
 def _final_text(value, kind: str) -> str:
     try:
         return answer_text(value, kind)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a value answer_text cannot format is shown as it is
         return show(value)
 
 
@@ -311,7 +316,7 @@ def validate_row(row: dict, toolbox) -> list[str]:
         problems.append("golden trace calls differ from the worked solution's calls")
     problems += replay_trace(trace, toolbox)
     try:
-        index, error_type, flawed, wrong = inject_error(problem)
+        index, error_type, flawed, _wrong = inject_error(problem)
         stored_flaw = meta["flawed_solution"]
         if (index, error_type) != (stored_flaw["first_error_step"], stored_flaw["error_type"]) \
                 or _steps_json(flawed) != stored_flaw["steps"]:

@@ -349,7 +349,7 @@ def _dist_solve(p, s: Solution):
     sides = [_distance_steps(s, pts[i], pts[(i + 1) % 3], name) for i, name in enumerate(("AB", "BC", "CA"))]
     total = s.step(K, "add the three sides", f"{' + '.join(map(str, sides))} = {{v}}", sp.Add(*sides), errors=CALC,
                    calc=" + ".join(f"({sp.sstr(v)})" for v in sides))
-    s.step(V, "check the triangle inequality for the sides", f"Each side is less than the sum of the other two.")
+    s.step(V, "check the triangle inequality for the sides", "Each side is less than the sum of the other two.")
     return total
 
 

@@ -5,8 +5,9 @@ plain floats, so a model's outputs can be scored without this package's generato
 """
 from __future__ import annotations
 
+import math
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from pipeline.tasks.math.answers import check_answer
 
@@ -73,7 +74,7 @@ def localization_score(predictions: Sequence[dict], golds: Sequence[dict]) -> di
         type_hits.append(float(type_ok))
         both.append(float(step_ok and type_ok))
         distance.append(abs(step - g["first_error_step"]) if isinstance(step, int) else float("nan"))
-    known = [d for d in distance if d == d]
+    known = [d for d in distance if not math.isnan(d)]
     return {"step_accuracy": _mean(step_hits), "type_accuracy": _mean(type_hits), "step_and_type_accuracy": _mean(both),
             "mean_step_distance": _mean(known) if known else float("nan")}
 

@@ -14,7 +14,8 @@ import re
 import signal
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import sympy as sp
 
@@ -225,7 +226,7 @@ def run_bounded(fn: Callable[[], Any], seconds: float = TIME_LIMIT_S):
     def target():
         try:
             box["value"] = fn()
-        except BaseException as exc:  # handed back to the caller below
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller below
             box["error"] = exc
     worker = threading.Thread(target=target, daemon=True)
     worker.start()

@@ -17,8 +17,7 @@ CORPUS_SOURCE = f"legwork knowledge corpus v{CORPUS_VERSION}"
 CORPUS_DIR = Path(__file__).parent / "knowledge"
 FIELDS = ("id", "title", "definition", "formula", "example")
 DOMAINS = {"alg": "algebra", "geo": "geometry"}
-_STOPWORDS = frozenset("""a an and are as at be by for from how i in is it its of on or that the this to
-what when which with find given use using get compute calculate value""".split())
+_STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "what", "when", "which", "with", "find", "given", "use", "using", "get", "compute", "calculate", "value"])
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 

@@ -172,4 +172,4 @@ def validate(rows: list[dict], toolbox=None) -> Report:
     return _report(f"os: validated {len(rows)} tasks ({time.perf_counter() - start:.1f} s)", rows, checks, failures)
 
 
-__all__ = ["DEFAULT_COUNT", "DOMAINS", "build", "validate", "check_task", "verify_row", "agentbench"]
+__all__ = ["DEFAULT_COUNT", "DOMAINS", "agentbench", "build", "check_task", "validate", "verify_row"]

@@ -13,8 +13,8 @@ Two kinds of task:
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 DOMAINS = ("filesystem", "users", "processes")
 

@@ -7,6 +7,8 @@ Layout of one session (everything below is torn down when the session ends):
                                           useradd's /etc edits, all land in the tmpfs
   fresh /proc (PID namespace: tasks see only their own processes), private /tmp, /run,
   a minimal /dev (null, zero, full, random, urandom, tty bound from the host, nothing else)
+  read-only binds of the Python interpreter and the project where the above would hide them
+                                          (a virtualenv or a clone under /tmp, another filesystem)
   chroot into the overlay for every step, working directory /root
 
 Steps of one session run in order in the same root, so an init script's files and background
@@ -44,6 +46,10 @@ done
 mkdir "$R/dev/shm" "$R/dev/pts"; mount -t tmpfs -o mode=1777 tmpfs "$R/dev/shm"
 ln -s /proc/self/fd "$R/dev/fd"; ln -s /proc/self/fd/0 "$R/dev/stdin"
 ln -s /proc/self/fd/1 "$R/dev/stdout"; ln -s /proc/self/fd/2 "$R/dev/stderr"
+while IFS= read -r p; do
+  [ -n "$p" ] || continue
+  mkdir -p "$R$p"; mount --rbind "$p" "$R$p"; mount -o remount,bind,ro "$R$p"
+done < "$T/rebind"
 ip link set lo up 2>/dev/null || true
 set +e
 i=0
@@ -64,6 +70,12 @@ class StepResult:
     stdout: str
     stderr: str
     exit_code: int
+
+
+def hidden_host_paths() -> list[str]:
+    """Interpreter and project folders the session root would hide (bound back read-only)."""
+    from pipeline.tools.sandbox import interpreter_paths
+    return interpreter_paths(("/tmp", "/run", "/dev", "/proc"), other_filesystems=True)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -93,6 +105,7 @@ def run_session(steps: list[tuple[str, str]], timeout_s: float = 120,
         for i, (_, script) in enumerate(steps):
             (base / "steps" / f"{i}.sh").write_text(script, encoding="utf-8")
         (base / "driver.sh").write_text(_DRIVER, encoding="utf-8")
+        (base / "rebind").write_text("".join(f"{p}\n" for p in hidden_host_paths()), encoding="utf-8")
         cmd = ["unshare", "--mount", "--pid", "--net", "--fork", "--propagation", "private",
                "/bin/bash", str(base / "driver.sh"), str(base), str(len(steps)), str(int(step_timeout_s))]
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

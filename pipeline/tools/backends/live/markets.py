@@ -12,7 +12,7 @@
 """
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from urllib.parse import quote
 
 from pipeline.tools.backends.live.http import LiveServiceError, get_json, live_setting
@@ -88,7 +88,7 @@ def _pair(symbol: str) -> tuple[str, str]:
 
 def _kline(ctx: BackendContext, symbol: str, day: str) -> tuple[str, list]:
     coin, pair = _pair(symbol)
-    start = datetime.combine(date.fromisoformat(day), datetime.min.time(), tzinfo=timezone.utc)
+    start = datetime.combine(date.fromisoformat(day), datetime.min.time(), tzinfo=UTC)
     start_ms = int(start.timestamp() * 1000)
     end_ms = int((start + timedelta(days=1)).timestamp() * 1000) - 1
     base = live_setting(ctx, "binance_url", BINANCE_URL).rstrip("/")

@@ -8,7 +8,8 @@ no remote service: the live backend runs the local sandbox like the offline one.
 """
 from __future__ import annotations
 
-from pipeline.tools.backends.offline.python_tools import execute_in_sandbox, python_generate_code as offline_generate
+from pipeline.tools.backends.offline.python_tools import execute_in_sandbox
+from pipeline.tools.backends.offline.python_tools import python_generate_code as offline_generate
 from pipeline.tools.registry import BackendContext, ToolError, implements
 
 PROMPT = ("You write short, self-contained Python 3 programs (standard library only, no network, no input) "
@@ -18,7 +19,7 @@ PROMPT = ("You write short, self-contained Python 3 programs (standard library o
 
 @implements("python_execute_code", "live")
 def python_execute_code(args: dict, ctx: BackendContext) -> dict:
-    return execute_in_sandbox(args)
+    return execute_in_sandbox(args, ctx.settings)
 
 
 @implements("python_generate_code", "live")

@@ -75,7 +75,7 @@ def _snapshot_lookup(ctx: BackendContext):
         from pipeline.snapshot.store import SnapshotStore
 
         store = SnapshotStore.open(path)
-    except Exception:  # no snapshot built, or no store module: geocode without it
+    except Exception:  # noqa: BLE001 - no snapshot built, or no store module: geocode without it
         _snapshot_lookups[path] = None
         return None
     g = gazetteer(world_dir(ctx))

@@ -1,0 +1,80 @@
+"""The one tool-log writer: every agent path (race, the tool CLI, the MCP server) writes the same lines.
+
+A tool log is JSONL, one line per call, in the shape of the AAR reference's ``tool_log.jsonl``:
+``{tool, args, success, result_preview, result_len, ts, url?}``. ``result_preview`` is the
+first ``PREVIEW_CHARS`` characters of the exact response text, ``result_len`` its full length,
+``ts`` seconds since the epoch (milliseconds), ``url`` the fetched page for calls that name one.
+The reader is ``pipeline.scoring.trials.read_tool_log``; keeping one writer keeps both sides of
+that format in step, so a trial scores the same whichever way its calls were made.
+
+Kept free of heavy imports: the tool CLI runs once per agent tool call.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.tools.registry import Toolbox
+
+PREVIEW_CHARS = 2000
+# Characters JSON leaves raw with ensure_ascii=False but str.splitlines() breaks lines at: escaped, so a
+# page text holding one cannot split a log line for a line-by-line reader (the scorer's is one).
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def log_entry(tool: str, args: Any, success: bool, response: str) -> dict[str, Any]:
+    """One log line as a dict (``args`` may be the raw text of arguments that were not JSON)."""
+    entry = {"tool": tool, "args": args, "success": bool(success), "result_preview": response[:PREVIEW_CHARS],
+             "result_len": len(response), "ts": round(time.time(), 3)}
+    if isinstance(args, dict) and isinstance(args.get("url"), str):
+        entry["url"] = args["url"]
+    return entry
+
+
+class ToolLog:
+    """Append-only JSONL tool log, flushed line by line (a crash leaves a readable prefix).
+
+    Each line is one ``write`` on a file opened for appending, so concurrent writers (two
+    processes of the tool CLI, two requests of one MCP session) never interleave inside a line.
+    """
+
+    def __init__(self, path: str | Path | None):
+        self.path = None if path is None else Path(path)  # None: count calls, write nothing
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def record(self, tool: str, args: Any, success: bool, response: str) -> dict[str, Any]:
+        entry = log_entry(tool, args, success, response)
+        line = json.dumps(entry, ensure_ascii=False).translate(_LINE_BREAKS) + "\n"
+        with self._lock:
+            if self.path is not None:
+                with self.path.open("a", encoding="utf-8") as fh:
+                    fh.write(line)
+            self.calls += 1
+        return entry
+
+
+def call_tool(toolbox: Toolbox, log: ToolLog, tool: str, args: Any) -> tuple[bool, str, dict | None]:
+    """Call one tool through the registry and log it; errors become an ``{error}`` response.
+
+    Every agent path goes through here (race's agents, the MCP server), so an argument error,
+    a missing backend or a replay miss reads the same in every log."""
+    from pipeline.cache import canonical_json
+
+    try:
+        result = toolbox.call(tool, args)
+        ok, text, data = result.ok, result.response_json, result.data
+    except Exception as exc:  # noqa: BLE001 - the agent sees every failure as a message, never a trace
+        ok, data = False, None
+        text = canonical_json({"error": f"{type(exc).__name__}: {exc}"})
+    log.record(tool, args, ok, text)
+    return ok, text, data
+
+
+__all__ = ["PREVIEW_CHARS", "ToolLog", "call_tool", "log_entry"]
