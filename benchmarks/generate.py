@@ -6,6 +6,7 @@ the invariant figures on the generated legs. Prints; never fails on a time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import resource
 import statistics
 import sys
@@ -15,7 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flows.generate import GenerationParams, local_map_stage, prefect_environment, run_generation, run_with_prefect
+from flows.generate import GenerationParams, local_map_stage, run_generation, run_with_prefect
+from flows.prefect_api import prefect_api
 from pipeline.config import load_settings
 from pipeline.invariants import check_all, summarize
 from pipeline.stages.base import StageContext
@@ -31,8 +33,9 @@ def main() -> None:
     p.add_argument("--median-legs", type=int, default=10, help="single extreme DAG legs timed one by one")
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="legwork-bench-"))
-    if args.prefect:
-        prefect_environment(tmp / "prefect")
+    stack = contextlib.ExitStack()
+    if args.prefect:  # the configured Prefect API, else a temporary server for the whole benchmark
+        stack.enter_context(prefect_api(tmp / "prefect"))
     ctx = StageContext.create(load_settings(cache_path=tmp / "cache.sqlite"))
     plan = [(lvl, var, args.count) for var in ("linear", "dag") for lvl in ("easy", "medium", "hard", "extreme")]
     if args.release:
@@ -69,6 +72,7 @@ def main() -> None:
         print(f"extreme DAG leg, one at a time with a cold cache: median {statistics.median(single):.2f} s, "
               f"max {max(single):.2f} s over {len(single)} legs")
     print("invariants holding: " + ", ".join(f"{k} {v}/{n}" for k, v in summarize(all_checks).items()))
+    stack.close()
 
 
 if __name__ == "__main__":

@@ -291,23 +291,13 @@ def local_map_stage(ctx: StageContext, workers: int = 1) -> MapStage:
 
 
 # ---- Prefect ------------------------------------------------------------------------------------
-def prefect_environment(home: Path) -> None:
-    """Project-local, quiet Prefect settings (must run before prefect is imported)."""
-    os.environ.setdefault("PREFECT_HOME", str(home))
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    os.environ.setdefault("PREFECT_LOGGING_TO_API_ENABLED", "false")
-    # a local Dask cluster logs connection-closed tracebacks while shutting down: not news to users
-    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
-
-
 def task_runner_for(name: str, dask_address: str | None = None):
     from prefect.task_runners import ProcessPoolTaskRunner, ThreadPoolTaskRunner
     if name == "thread":
         return ThreadPoolTaskRunner(max_workers=2)
     if name == "process":
-        return ProcessPoolTaskRunner(max_workers=2)
+        from flows.prefect_api import die_with_parent
+        return ProcessPoolTaskRunner(max_workers=2, initializer=die_with_parent, initargs=(os.getpid(),))
     if name == "dask":
         from prefect_dask import DaskTaskRunner
         if dask_address:

@@ -1,7 +1,10 @@
 """CLI: python -m pipeline.generate --difficulty extreme [--variant dag] [--count N] ...
 
-Generates race legs offline on the embedded snapshot (or the configured one), through the
-Prefect flow in flows/generate.py, and prints a summary table."""
+Generates race legs offline on the embedded snapshot (or the configured one) and prints a
+summary table. The stages run as the Prefect flow in flows/generate.py where a Prefect API is
+configured (``PREFECT_API_URL`` or the active Prefect profile) or a Prefect task runner is asked
+for; otherwise the same driver runs them in-process (``--task-runner auto``), which spares a
+small run the temporary Prefect server (ten seconds on three legs; see benchmarks/headline.py)."""
 from __future__ import annotations
 
 import argparse
@@ -24,8 +27,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="override a difficulty preset, e.g. --set extreme.diamonds=[3,3]")
     p.add_argument("--seed-title", default=None, help="start every leg at this page")
     p.add_argument("--export-aar", type=Path, default=None, help="also write one AAR JSON file per leg here")
-    p.add_argument("--task-runner", choices=["thread", "process", "dask", "local"], default="thread",
-                   help="Prefect task runner; 'local' runs the stages in-process without Prefect")
+    p.add_argument("--task-runner", choices=["auto", "thread", "process", "dask", "local"], default="auto",
+                   help="Prefect task runner (thread, process, dask: a Prefect flow, on a temporary server when no "
+                        "Prefect API is configured); 'local' runs the stages in-process without Prefect; 'auto' "
+                        "(default) is 'thread' where a Prefect API is configured and 'local' otherwise")
     p.add_argument("--dask-address", default=None, help="scheduler address of an existing Dask cluster")
     p.add_argument("--batch-size", type=int, default=8, help="legs per stage task")
     p.add_argument("--llm-base-url", default=None)
@@ -62,7 +67,6 @@ def main(argv: list[str] | None = None) -> int:
         GenerationErrors,
         GenerationParams,
         local_map_stage,
-        prefect_environment,
         run_generation,
         run_with_prefect,
     )
@@ -86,15 +90,17 @@ def main(argv: list[str] | None = None) -> int:
         progress.update(bar, completed=STAGES.index(stage) + 1,
                         description=f"{args.level}/{args.variant} round {round_no}: {stage} ({alive} legs alive)")
 
+    runner = resolve_task_runner(args.task_runner)
     try:
         with progress:
-            if args.task_runner == "local":
+            if runner == "local":
                 result = run_generation(params, out, settings, local_map_stage(ctx), on_stage,
                                         allow_errors=args.allow_errors)
             else:
-                prefect_environment(PROJECT_ROOT / ".prefect")
-                result = run_with_prefect(params, out, settings, ctx, args.task_runner, args.dask_address, on_stage,
-                                          allow_errors=args.allow_errors)
+                from flows.prefect_api import prefect_api
+                with prefect_api(PREFECT_HOME):
+                    result = run_with_prefect(params, out, settings, ctx, runner, args.dask_address, on_stage,
+                                              allow_errors=args.allow_errors)
     except GenerationErrors as exc:
         print_summary(exc.result, console)
         print_errors(exc.result, console)
@@ -110,6 +116,17 @@ def main(argv: list[str] | None = None) -> int:
     print_summary(result, console)
     print_errors(result, console)
     return 0
+
+
+PREFECT_HOME = PROJECT_ROOT / ".prefect"
+
+
+def resolve_task_runner(name: str) -> str:
+    """``auto``: a Prefect flow (thread runner) where a Prefect API is configured, else in-process."""
+    if name != "auto":
+        return name
+    from flows.prefect_api import configured_api_url
+    return "thread" if configured_api_url(PREFECT_HOME) else "local"
 
 
 def print_errors(result, console) -> None:

@@ -25,29 +25,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--snapshot", type=Path, help="snapshot directory for the page checks (default: settings)")
     a = ap.parse_args(argv)
 
-    from pipeline.catalog import diamond_types, roadblock_templates
     from pipeline.config import ConfigError, load_settings
-    from pipeline.export import load_legs
-    from pipeline.invariants import TraceCheck
-    from pipeline.report.checks import check_legs, run_params
-    from pipeline.report.render import render_report
-    from pipeline.validate import calls_summary
+    from pipeline.report.site import write_report
 
     try:
         settings = load_settings(cache_path=a.cache, snapshot_dir=a.snapshot)
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
-        return 2
-    legs, invariants, calls = [], None if a.skip_invariants else {}, TraceCheck()
-    try:
-        for dataset in a.datasets:
-            some = load_legs(dataset)
-            legs += some
-            if invariants is not None:
-                invariants.update(check_legs(some, settings, run_params(Path(dataset)), calls=calls,
-                                             from_cache=a.from_cache))
-    except FileNotFoundError as exc:
-        print(str(exc), file=sys.stderr)
         return 2
     runs = None
     if a.runs_report:
@@ -56,15 +40,16 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as exc:
             print(f"cannot read runs report {a.runs_report}: {exc}", file=sys.stderr)
             return 2
-    written = render_report(legs, a.out, datasets=[str(d) for d in a.datasets], invariants=invariants,
-                            trace_calls=None if invariants is None else calls_summary(calls), runs_report=runs,
-                            known_roadblocks=sorted(roadblock_templates(settings.templates_dir)),
-                            known_diamonds=sorted(diamond_types(settings.templates_dir)))
-    failing = sorted(leg_id for leg_id, r in (invariants or {}).items() if any(r.values()))
-    print(f"{len(legs)} legs, {len(written)} pages in {a.out}"
-          + ("" if invariants is None else f"; {len(failing)} legs fail an invariant"))
-    if invariants is not None:
-        print(f"golden traces: {calls_summary(calls)}")
+    try:
+        site = write_report(a.datasets, a.out, settings, check_invariants=not a.skip_invariants,
+                            from_cache=a.from_cache, runs_report=runs)
+    except FileNotFoundError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    print(f"{site.legs} legs, {len(site.pages)} pages in {a.out}"
+          + ("" if site.failing is None else f"; {len(site.failing)} legs fail an invariant"))
+    if site.trace_calls is not None:
+        print(f"golden traces: {site.trace_calls}")
     print(f"open {a.out / 'index.html'}")
     return 0
 

@@ -156,14 +156,26 @@ def print_report(report: Report) -> None:
         console.print(f"[red]FAIL[/red] {f.task_id}: {f.reason}", highlight=False)
 
 
-def _toolbox(cache: str | None, replay: bool):
-    from pipeline.config import load_settings
+def _toolbox(settings, replay: bool):
     from pipeline.tools.registry import Toolbox
 
-    settings = load_settings(**({"cache_path": Path(cache)} if cache else {}))
     if replay:
         settings = settings.with_overrides(default_backend="replay", backends={})
     return Toolbox(settings)
+
+
+def build_task_set(family: str, count: int | None, seed: int, out_dir: Path, settings) -> Report:
+    """Generate, verify and write one family's task set (``count`` None: the family's default size)."""
+    return family_module(family).build(count, seed, Path(out_dir), _toolbox(settings, replay=False))
+
+
+def validate_task_set(task_dir: Path, settings) -> list[Report]:
+    """Re-verify every task of a folder, its tool calls replayed; one report per family found
+    (none when the folder holds no task rows)."""
+    rows = read_task_rows(task_dir)
+    toolbox = _toolbox(settings, replay=True)
+    return [family_module(name).validate([r for r in rows if r["family"] == name], toolbox)
+            for name in sorted({r["family"] for r in rows})]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,20 +193,17 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--cache", default=None, help="record/replay cache file (default: settings)")
     args = parser.parse_args(argv)
 
+    from pipeline.config import load_settings
+    settings = load_settings(**({"cache_path": Path(args.cache)} if args.cache else {}))
     if args.command == "build":
-        report = family_module(args.family).build(args.count, args.seed, args.out,
-                                                  _toolbox(args.cache, replay=False))
+        report = build_task_set(args.family, args.count, args.seed, args.out, settings)
         print_report(report)
         return 1 if report.failures else 0
 
-    rows = read_task_rows(args.dir)
-    if not rows:
+    reports = validate_task_set(args.dir, settings)
+    if not reports:
         print(f"no task rows found in {args.dir}")
         return 1
-    toolbox = _toolbox(args.cache, replay=True)
-    failed = 0
-    for name in sorted({r["family"] for r in rows}):
-        report = family_module(name).validate([r for r in rows if r["family"] == name], toolbox)
+    for report in reports:
         print_report(report)
-        failed += len(report.failures)
-    return 1 if failed else 0
+    return 1 if any(report.failures for report in reports) else 0

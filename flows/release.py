@@ -1,0 +1,221 @@
+"""The regeneration flow: legs of every level and variant, task sets, validation, the HTML
+report and publishing, as one Prefect flow with typed parameters and a task per step.
+
+Every step calls the library (``flows.generate``, ``pipeline.tasks.common``, ``pipeline.validate``,
+``pipeline.report.site``, ``pipeline.export.hub``, ``pipeline.publish``), never a CLI's ``main``.
+
+Reuse is keyed, never guessed from a file's presence: each leg set and task set folder holds a
+completion marker (``.legwork-step.json``, written last, as datatrove's executors mark finished
+ranks) whose key is the digest of the step's parameters, the code version and the data version.
+A folder whose marker has another key (other --seed, changed code, another snapshot) is emptied
+and made again; a folder without a finished marker resumes what it can (leg generation resumes
+its stage artifacts).
+
+Import this module only after ``flows.prefect_api.prefect_api`` has chosen the Prefect API.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+
+from flows.generate import GenerationParams
+from flows.prefect_tasks import generate_legs
+from pipeline.cache import canonical_json
+from pipeline.config import PROJECT_ROOT, Settings, load_settings
+from pipeline.model import LEVELS, VARIANTS
+
+FAMILIES = ("math", "atp", "os", "git")
+MARKER = ".legwork-step.json"
+# what the code version covers: everything that can change a leg, a task or a release
+CODE_ROOTS = ("pipeline", "flows", "templates", "prompts")
+CODE_SUFFIXES = {".py", ".toml", ".j2", ".json", ".yaml", ".yml", ".txt", ".md"}
+
+
+class StepFailed(RuntimeError):
+    """A regeneration step produced something that does not validate; the flow stops there."""
+
+
+# ---- versions and completion markers ------------------------------------------------------------
+def code_version(root: Path = PROJECT_ROOT) -> str:
+    """A digest of the project's code, templates and prompts (file names and contents)."""
+    digest = hashlib.sha256()
+    for top in CODE_ROOTS:
+        for path in sorted((root / top).rglob("*")):
+            if path.is_file() and path.suffix in CODE_SUFFIXES and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def data_version(settings: Settings) -> str:
+    """The snapshot's hash and the digest of the offline tool data."""
+    from pipeline.tools.registry import OFFLINE_DATA_VERSION, bundled_data_digest
+    manifest = settings.snapshot_dir / "manifest.json"
+    snapshot = json.loads(manifest.read_text())["hash"][:16] if manifest.is_file() else "no-snapshot"
+    return f"{snapshot}/{OFFLINE_DATA_VERSION}/{bundled_data_digest(settings.world_dir)}"
+
+
+def step_key(step: str, params: dict[str, Any], versions: dict[str, str]) -> str:
+    return hashlib.sha256(canonical_json({"step": step, "params": params, **versions}).encode()).hexdigest()[:16]
+
+
+def finished(folder: Path, key: str) -> bool:
+    marker = folder / MARKER
+    try:
+        done = json.loads(marker.read_text())
+        return done["key"] == key and done["state"] == "finished"
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def prepare(folder: Path, key: str) -> None:
+    """Empty ``folder`` unless it holds unfinished work of this very key (which then resumes)."""
+    marker = folder / MARKER
+    try:
+        same = json.loads(marker.read_text()).get("key") == key
+    except (OSError, ValueError):
+        same = False
+    if folder.exists() and not same:
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"key": key, "state": "running"}) + "\n")
+
+
+def mark_finished(folder: Path, key: str, params: dict[str, Any], versions: dict[str, str]) -> None:
+    (folder / MARKER).write_text(json.dumps({"key": key, "state": "finished", "params": params, **versions},
+                                            indent=2, sort_keys=True) + "\n")
+
+
+# ---- steps --------------------------------------------------------------------------------------
+@task(name="validate-legs", cache_policy=None)
+def validate_legs(run_dir: str, settings: Settings) -> int:
+    from pipeline.validate import validate_run
+    result = validate_run(run_dir, settings)
+    if result.failures:
+        leg_id, why = result.failures[0]
+        raise StepFailed(f"{run_dir}: {len(result.failures)} invariant failure(s), the first {leg_id}: {why}")
+    return result.legs
+
+
+@task(name="task-set", cache_policy=None)
+def task_set(family: str, seed: int, out_dir: str, settings: Settings, versions: dict[str, str]) -> str:
+    """Build and validate one family's task set, unless this very build is already finished."""
+    from pipeline.tasks.common import build_task_set, validate_task_set
+    folder = Path(out_dir)
+    params = {"family": family, "seed": seed, "count": None}
+    key = step_key("task-set", params, versions)
+    if finished(folder, key):
+        return "reused"
+    prepare(folder, key)
+    report = build_task_set(family, None, seed, folder, settings)
+    if report.failures:
+        raise StepFailed(f"{family}: {len(report.failures)} task(s) failed to verify, the first "
+                         f"{report.failures[0].task_id}: {report.failures[0].reason}")
+    for check in validate_task_set(folder, settings):
+        if check.failures:
+            raise StepFailed(f"{family}: validation failed for {check.failures[0].task_id}: {check.failures[0].reason}")
+    mark_finished(folder, key, params, versions)
+    return "built"
+
+
+@task(name="report", cache_policy=None)
+def report(legs_dirs: list[str], out_dir: str, settings: Settings) -> int:
+    from pipeline.report.site import write_report
+    site = write_report(legs_dirs, Path(out_dir), settings)
+    if site.failing:
+        raise StepFailed(f"{len(site.failing)} legs fail an invariant in the report: {site.failing[:5]}")
+    return len(site.pages)
+
+
+@task(name="publish", cache_policy=None)
+def publish(repo_id: str, legs_dirs: list[str], task_dirs: list[str], hub_dir: str, upload: bool) -> dict:
+    """Write the release folder (always) and upload it (``upload``); returns what changed since
+    the release that was in ``hub_dir`` before."""
+    from pipeline.export.hub import assemble, write_release
+    from pipeline.publish import commit_message, hub_endpoint, hub_token
+    from pipeline.publish import upload as upload_folder
+    hub = Path(hub_dir)
+    previous = release_index(hub) if hub.exists() else {}
+    if hub.exists():
+        shutil.rmtree(hub)
+    release = assemble(repo_id, [Path(d) for d in legs_dirs], [Path(d) for d in task_dirs])
+    write_release(release, hub, PROJECT_ROOT / "templates")
+    changes = diff_releases(previous, release_index(hub))
+    if upload:
+        token = hub_token()
+        if not token:
+            raise StepFailed("upload asked for but no token: set HF_TOKEN (or HUGGING_FACE_HUB_TOKEN)")
+        summary, description = commit_message(release)
+        upload_folder(hub, repo_id, token=token, endpoint=hub_endpoint(), private=False, revision=None,
+                      message=summary, description=description, retries=3, backoff=2.0, say=print)
+    return changes
+
+
+def release_index(hub_dir: Path) -> dict[str, str]:
+    """id -> content hash of every leg and task row in a hub folder."""
+    import pyarrow.parquet as pq
+    index: dict[str, str] = {}
+    for shard in sorted(hub_dir.glob("*/*.parquet")):
+        config = shard.parent.name
+        for row in pq.read_table(shard).to_pylist():
+            key = row.get("leg_id") or row.get("task_id") or json.dumps(row, sort_keys=True, default=str)[:80]
+            index[f"{config}/{key}"] = hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return index
+
+
+def diff_releases(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str]]:
+    return {"added": sorted(set(new) - set(old)), "removed": sorted(set(old) - set(new)),
+            "changed": sorted(k for k in set(old) & set(new) if old[k] != new[k])}
+
+
+def _choose(given: list[str] | None, allowed: tuple[str, ...], what: str) -> list[str]:
+    chosen = list(allowed) if given is None else list(given)
+    unknown = sorted(set(chosen) - set(allowed))
+    if unknown or not chosen:
+        raise ValueError(f"{what}: {unknown or 'none given'}; choose from {', '.join(allowed)}")
+    return chosen
+
+
+# ---- the flow -----------------------------------------------------------------------------------
+@flow(name="legwork-regenerate", log_prints=False)
+def regeneration(out: str = str(PROJECT_ROOT / "data" / "release"), count: int = 5, seed: int = 0,
+                 families: list[str] | None = None, levels: list[str] | None = None,
+                 variants: list[str] | None = None, repo_id: str = "legwork/legwork",
+                 upload: bool = False) -> dict[str, list[str]]:
+    """Regenerate the release under ``out``: ``count`` legs per level and variant, every family's
+    task set at its default size, validation, the report, the hub folder (``out/hub``) and, with
+    ``upload``, the hub repository ``repo_id``. Returns (and writes to ``changes.json``) what
+    changed since the previous release in ``out``."""
+    families = _choose(families, FAMILIES, "families")
+    levels = _choose(levels, LEVELS, "levels")
+    variants = _choose(variants, VARIANTS, "variants")
+    if count < 1:
+        raise ValueError("count must be at least 1")
+    root = Path(out)
+    settings = load_settings()
+    versions = {"code": code_version(), "data": data_version(settings)}
+
+    legs_dirs = []
+    for variant in variants:
+        for level in levels:
+            params = GenerationParams(level=level, variant=variant, count=count, seed=seed)
+            run_dir = root / "legs" / f"{level}-{variant}"
+            key = step_key("legs", {"digest": params.digest()}, versions)
+            if not finished(run_dir, key):
+                prepare(run_dir, key)
+                generate_legs(params, str(run_dir), settings)  # a subflow; resumes from its artifacts
+                validate_legs(str(run_dir), settings)
+                mark_finished(run_dir, key, {"level": level, "variant": variant, "count": count, "seed": seed},
+                              versions)
+            legs_dirs.append(str(run_dir))
+    task_dirs = [str(root / "tasks" / family) for family in families]
+    for family, task_dir in zip(families, task_dirs, strict=True):  # one after another: they share the tool cache
+        task_set(family, seed, task_dir, settings, versions)
+    report(legs_dirs, str(root / "report"), settings)
+    changes = publish(repo_id, legs_dirs, task_dirs, str(root / "hub"), upload)
+    (root / "changes.json").write_text(json.dumps(changes, indent=2) + "\n")
+    return changes

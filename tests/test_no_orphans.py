@@ -1,0 +1,63 @@
+"""A generation killed with SIGKILL leaves no process behind, whatever runs its stages.
+
+Prefect's temporary server used to outlive a killed run (uvicorn, 230 MB, still alive a minute
+later); a scheduled run that crashes now and then piled them up. The run is started in a session
+of its own, killed mid-flow, and every process of that session must be gone shortly after.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import PROJECT_ROOT
+
+
+def session_processes(sid: int) -> list[str]:
+    """Live (not zombie) processes of session ``sid``: "pid command"."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()   # after "pid (comm) ": state ppid pgrp session ...
+        if int(fields[3]) == sid and fields[0] != "Z":
+            found.append(f"{proc.name} {cmdline[:120]}")
+    return found
+
+
+@pytest.mark.parametrize("runner", ["auto", "thread", "process"])
+def test_a_killed_run_leaves_no_process(tmp_path, runner):
+    out = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LEGWORK_", "PREFECT_API_URL"))}
+    env["LEGWORK_CACHE"] = str(tmp_path / "cache.sqlite")
+    run = subprocess.Popen([sys.executable, "-m", "pipeline.generate", "--difficulty", "hard", "--count", "8",
+                            "--seed", "5", "--batch-size", "2", "--task-runner", runner, "--out", str(out), "--quiet"],
+                           cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not any((out / "artifacts").rglob("*.parquet")):   # the flow is under way (server up, stages running)
+            assert run.poll() is None, f"the run ended before it could be killed (exit {run.returncode})"
+            assert time.monotonic() < deadline, "no stage artifact within 180 s"
+            time.sleep(0.05)
+        if runner != "auto":
+            assert len(session_processes(run.pid)) > 1, "a Prefect run should have a server process to leave behind"
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while (left := session_processes(run.pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not left, f"processes left behind by a killed run: {left}"
+    finally:
+        for line in session_processes(run.pid):   # never leak into the rest of the suite
+            os.kill(int(line.split()[0]), signal.SIGKILL)
