@@ -29,3 +29,39 @@ def leg_invariants(leg: Leg, ctx: StageContext, *, allow_simulated: bool) -> dic
 def leg_invariant_failures(leg: Leg, ctx: StageContext, *, allow_simulated: bool) -> dict[str, list[str]]:
     """Invariant name -> violations for every invariant that does not hold (empty when all hold)."""
     return {name: errs for name, errs in leg_invariants(leg, ctx, allow_simulated=allow_simulated).items() if errs}
+
+
+# The verbalize stage's rejections by the riddle-only solver (pipeline.stages.verbalize), by kind.
+SOLVER_REJECTIONS = {
+    "ambiguous": "verbalize: the riddle is ambiguous",
+    "unsolved": "verbalize: the riddle alone does not solve",
+    "wrong_answer": "verbalize: the riddle alone gives",
+}
+
+
+def solver_acceptance(legs: list[Leg], rejected_rows: list[dict]) -> dict[str, int | float | None]:
+    """How the riddle-only solver judged a run's candidates: accepted legs it solved, and the
+    attempts it rejected as ambiguous, unsolvable or giving another answer."""
+    counts = {kind: sum(1 for r in rejected_rows if (r.get("reason") or "").startswith(prefix))
+              for kind, prefix in SOLVER_REJECTIONS.items()}
+    solved = sum(1 for leg in legs if (leg.metadata.get("solver") or {}).get("status") == "solved")
+    candidates = len(legs) + sum(counts.values())
+    return {"candidates": candidates, "accepted": len(legs), "solved": solved,
+            "solve_rate": round(solved / len(legs), 4) if legs else None, **counts,
+            "ambiguous_rate": round(counts["ambiguous"] / candidates, 4) if candidates else None}
+
+
+def run_acceptance(legs_path) -> dict[str, int | float | None] | None:
+    """``solver_acceptance`` of a generate run (its legs.parquet and rejected.parquet); None when the
+    path is not a run folder with both (a release shard, AAR JSON)."""
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    path = Path(legs_path)
+    legs_file = path / "legs.parquet" if path.is_dir() else path
+    rejected = legs_file.parent / "rejected.parquet"
+    if legs_file.name != "legs.parquet" or not legs_file.is_file() or not rejected.is_file():
+        return None
+    legs = [Leg.from_json(r["leg_json"]) for r in pq.read_table(legs_file, columns=["leg_json"]).to_pylist()]
+    return solver_acceptance(legs, pq.read_table(rejected, columns=["reason"]).to_pylist())

@@ -9,15 +9,19 @@ same messages is the same record whether it was served from localhost or a clust
 cache recorded on one machine replays on another. In replay mode only the cache answers
 (``ReplayMiss`` names the call); nothing is sent.
 
-Transient failures (connection errors, timeouts, HTTP 429 and 5xx) are retried with
-exponential backoff; other HTTP errors raise at once. ``json_chat`` parses the reply as
-strict JSON and raises ``LLMJunk`` carrying the raw text when it is not.
+Transient failures (connection errors, timeouts, HTTP 408, 409, 429 and 5xx) are retried by
+the openai SDK itself (``max_retries``: exponential backoff, ``Retry-After`` honoured); other
+HTTP errors raise at once. Every request carries ``max_tokens`` (default ``DEFAULT_MAX_TOKENS``):
+a request without it lets a weak model write until its context is full. ``chat`` and the
+asynchronous ``achat`` (``openai.AsyncOpenAI``, for concurrent races) share the cache and the
+reply format, which includes the token ``usage`` the server reports. ``json_chat`` parses the
+reply as strict JSON and raises ``LLMJunk`` carrying the raw text when it is not.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-import time
 from typing import Any
 
 from pipeline.cache import CallCache, cached_call, canonical_json
@@ -51,11 +55,18 @@ def parse_json_reply(text: str) -> Any:
         raise LLMJunk(f"LLM reply is not JSON ({exc})", text or "") from None
 
 
+DEFAULT_MAX_TOKENS = 1024
+
+
+class _NotCached(Exception):
+    """Inside ``achat``: the cache does not hold the request, so it must be sent."""
+
+
 class LLMClient:
     """Chat with the configured model; every call is recorded in (or replayed from) the cache."""
 
     def __init__(self, settings: Settings, cache: CallCache | None = None, *, mode: str | None = None,
-                 timeout_s: float = 120.0, max_attempts: int = 4, backoff_s: float = 1.0):
+                 timeout_s: float = 120.0, max_attempts: int = 4, max_tokens: int = DEFAULT_MAX_TOKENS):
         self.settings = settings
         self.cache = cache
         self.mode = mode or ("replay" if settings.default_backend == "replay" else "live")
@@ -69,10 +80,11 @@ class LLMClient:
             raise LLMError("no LLM endpoint configured: set llm_base_url, e.g. LEGWORK_LLM_BASE_URL="
                            "http://127.0.0.1:8000/v1")
         self.timeout_s = timeout_s
-        self.max_attempts = max_attempts
-        self.backoff_s = backoff_s
+        self.max_attempts = max_attempts       # the first try and the SDK's retries
+        self.max_tokens = max_tokens
         self._client = None
-        self.requests_sent = 0  # HTTP requests actually made (cache hits send none)
+        self._async_clients: dict[int, Any] = {}  # one per event loop (an httpx pool is bound to its loop)
+        self.requests_sent = 0  # requests made (cache hits send none; the SDK's retries not counted)
 
     @property
     def namespace(self) -> str:
@@ -83,57 +95,99 @@ class LLMClient:
             import openai  # heavy: imported on the first real call only
 
             self._client = openai.OpenAI(base_url=self.base_url, api_key=self.settings.llm_api_key or "EMPTY",
-                                         timeout=self.timeout_s, max_retries=0)
+                                         timeout=self.timeout_s, max_retries=self.max_attempts - 1)
         return self._client
 
-    def chat(self, messages: list[dict], *, tools: list[dict] | None = None,
-             response_format: dict | None = None, max_tokens: int | None = None) -> dict:
-        """One assistant turn: ``{content, tool_calls[{id, name, arguments}], finish_reason, model}``."""
-        params: dict[str, Any] = {"temperature": 0}
+    def _async_openai(self):
+        import openai
+
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._async_clients:
+            self._async_clients[loop] = openai.AsyncOpenAI(
+                base_url=self.base_url, api_key=self.settings.llm_api_key or "EMPTY", timeout=self.timeout_s,
+                max_retries=self.max_attempts - 1)
+        return self._async_clients[loop]
+
+    def _request(self, messages, tools, response_format, max_tokens, stop) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": 0, "max_tokens": max_tokens or self.max_tokens}
         if response_format is not None:
             params["response_format"] = response_format
-        if max_tokens is not None:
-            params["max_tokens"] = max_tokens
-        request = {"messages": messages, "tools": tools, "params": params}
+        if stop:
+            params["stop"] = list(stop)
+        return {"messages": messages, "tools": tools, "params": params}
 
-        def compute() -> tuple[str, str, bool, str | None]:
-            return canonical_json(self._send(messages, tools, params)), "live", True, None
-
+    def _cached(self, request: dict[str, Any], compute) -> dict:
         response, _served = cached_call(self.cache, kind="llm", name=self.model, request=request,
                                         namespace=self.namespace, mode=self.mode, compute=compute)
         return json.loads(response)
+
+    def chat(self, messages: list[dict], *, tools: list[dict] | None = None, response_format: dict | None = None,
+             max_tokens: int | None = None, stop: list[str] | None = None, timeout_s: float | None = None) -> dict:
+        """One assistant turn: ``{content, tool_calls[{id, name, arguments}], finish_reason, model, usage}``.
+        ``timeout_s`` bounds this request (default: the client's)."""
+        request = self._request(messages, tools, response_format, max_tokens, stop)
+
+        def compute() -> tuple[str, str, bool, str | None]:
+            return canonical_json(self._send(request, timeout_s)), "live", True, None
+        return self._cached(request, compute)
+
+    async def achat(self, messages: list[dict], *, tools: list[dict] | None = None,
+                    response_format: dict | None = None, max_tokens: int | None = None,
+                    stop: list[str] | None = None, timeout_s: float | None = None) -> dict:
+        """``chat`` over the asynchronous client: many trials wait on the server at once."""
+        request = self._request(messages, tools, response_format, max_tokens, stop)
+
+        def miss():
+            raise _NotCached
+        try:
+            return self._cached(request, miss)
+        except _NotCached:
+            pass
+        reply = canonical_json(await self._asend(request, timeout_s))
+        return self._cached(request, lambda: (reply, "live", True, None))
 
     def json_chat(self, messages: list[dict], **kwargs) -> Any:
         """Ask for a JSON answer and parse it; ``LLMJunk`` (with the raw text) when it is not JSON."""
         reply = self.chat(messages, **kwargs)
         return parse_json_reply(reply.get("content") or "")
 
-    def _send(self, messages: list[dict], tools: list[dict] | None, params: dict) -> dict:
+    def _create_kwargs(self, request: dict[str, Any], timeout_s: float | None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": request["messages"], **request["params"]}
+        if request["tools"]:
+            kwargs["tools"] = request["tools"]
+        if timeout_s is not None:
+            kwargs["timeout"] = max(1.0, timeout_s)
+        return kwargs
+
+    def _send(self, request: dict[str, Any], timeout_s: float | None) -> dict:
         import openai
 
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **params}
-        if tools:
-            kwargs["tools"] = tools
-        last: Exception | None = None
-        for attempt in range(self.max_attempts):
-            if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                self.requests_sent += 1
-                completion = self._openai().chat.completions.create(**kwargs)
-            except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
-                last = exc  # APITimeoutError is an APIConnectionError
-                continue
-            except openai.APIStatusError as exc:
-                if exc.status_code >= 500:
-                    last = exc
-                    continue
-                raise LLMError(f"LLM server {self.base_url} refused the request: HTTP {exc.status_code}: "
-                               f"{exc.message}") from None
-            except openai.APIResponseValidationError as exc:
-                raise LLMJunk("LLM server sent a malformed response", str(exc.body)) from None
-            return _reply(completion)
-        raise LLMError(f"LLM server {self.base_url} failed {self.max_attempts} times; last error: {last}")
+        self.requests_sent += 1
+        try:
+            return _reply(self._openai().chat.completions.create(**self._create_kwargs(request, timeout_s)))
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from None
+
+    async def _asend(self, request: dict[str, Any], timeout_s: float | None) -> dict:
+        import openai
+
+        self.requests_sent += 1
+        try:
+            completion = await self._async_openai().chat.completions.create(**self._create_kwargs(request, timeout_s))
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from None
+        return _reply(completion)
+
+    def _error(self, exc: Exception) -> LLMError:
+        """The SDK has retried what was worth retrying; say what went wrong, in our terms."""
+        import openai
+
+        if isinstance(exc, openai.APIResponseValidationError):
+            return LLMJunk("LLM server sent a malformed response", str(exc.body))
+        if isinstance(exc, openai.APIStatusError) and exc.status_code < 500 and exc.status_code not in (408, 409, 429):
+            return LLMError(f"LLM server {self.base_url} refused the request: HTTP {exc.status_code}: {exc.message}")
+        return LLMError(f"LLM server {self.base_url} failed {self.max_attempts} times; last error: "
+                        f"{type(exc).__name__}: {exc}")
 
 
 def _reply(completion) -> dict:
@@ -143,8 +197,11 @@ def _reply(completion) -> dict:
     message = choice.message
     tool_calls = [{"id": call.id, "name": call.function.name, "arguments": call.function.arguments}
                   for call in (message.tool_calls or [])]
+    usage = getattr(completion, "usage", None)
+    tokens = None if usage is None else {k: getattr(usage, k, None)
+                                         for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
     return {"content": message.content, "tool_calls": tool_calls, "finish_reason": choice.finish_reason,
-            "model": completion.model}
+            "model": completion.model, "usage": tokens}
 
 
 __all__ = ["LLMClient", "LLMError", "LLMJunk", "parse_json_reply"]

@@ -129,3 +129,22 @@ def test_cli_exits_zero_and_says_zero_errors(tmp_path):
                           check=False, capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 0, done.stderr
     assert "errors: 0" in done.stdout
+
+
+def test_solver_acceptance_counts_by_hand():
+    from pipeline.acceptance import solver_acceptance
+    from pipeline.model import Leg
+
+    def leg(i: int, status: str) -> Leg:
+        made = Leg(leg_id=f"l{i}", level="easy", variant="linear", seed=i, seed_title="S", seed_url="u")
+        made.metadata["solver"] = {"status": status}
+        return made
+    rows = [{"reason": "verbalize: the riddle is ambiguous: clue 2 (candidates: A; B)"},
+            {"reason": "verbalize: the riddle is ambiguous: clue 1 (candidates: C; D)"},
+            {"reason": "verbalize: the riddle alone does not solve: clue 3"},
+            {"reason": "verbalize: the riddle alone gives 4, the leg's passcode is 7"},
+            {"reason": "prevalidate: the seed stop fails"}, {"reason": None}]
+    figures = solver_acceptance([leg(0, "solved"), leg(1, "solved"), leg(2, "failed")], rows)
+    # 3 accepted + 4 solver rejections reached the solver; 2 of 3 accepted were solved
+    assert figures == {"candidates": 7, "accepted": 3, "solved": 2, "solve_rate": 0.6667, "ambiguous": 2,
+                       "unsolved": 1, "wrong_answer": 1, "ambiguous_rate": 0.2857}

@@ -8,7 +8,7 @@ from live_http import Answer, ScriptedServer
 
 from pipeline.cache import CallCache, ReplayMiss
 from pipeline.config import load_settings
-from pipeline.llm import LLMClient, LLMError, LLMJunk, parse_json_reply
+from pipeline.llm import DEFAULT_MAX_TOKENS, LLMClient, LLMError, LLMJunk, parse_json_reply
 
 MODEL = "test-model-7b"
 
@@ -27,7 +27,7 @@ def completion(content: str | None, tool_calls: list[dict] | None = None, finish
 def make_client(server: ScriptedServer | None, tmp_path, **kwargs) -> LLMClient:
     settings = load_settings(env={}, llm_base_url=f"{server.url}/v1" if server else None, llm_model=MODEL,
                              cache_path=tmp_path / "cache.sqlite")
-    return LLMClient(settings, CallCache(settings.cache_path), backoff_s=0.01, **kwargs)
+    return LLMClient(settings, CallCache(settings.cache_path), **kwargs)
 
 
 HELLO = [{"role": "user", "content": "Say hello"}]
@@ -36,9 +36,12 @@ HELLO = [{"role": "user", "content": "Say hello"}]
 def test_chat_sends_the_request_and_returns_the_reply(tmp_path):
     with ScriptedServer({"/v1/chat/completions": completion("Hello!")}) as server:
         reply = make_client(server, tmp_path).chat(HELLO)
-    assert reply == {"content": "Hello!", "tool_calls": [], "finish_reason": "stop", "model": MODEL}
+    assert reply == {"content": "Hello!", "tool_calls": [], "finish_reason": "stop", "model": MODEL,
+                     "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}
     sent = server.hits("/v1/chat/completions")[0].json()
     assert sent["model"] == MODEL and sent["messages"] == HELLO and sent["temperature"] == 0
+    # every request is bounded: a weak model without max_tokens writes until its context is full
+    assert sent["max_tokens"] == DEFAULT_MAX_TOKENS
     assert server.hits("/v1/chat/completions")[0].headers["authorization"] == "Bearer EMPTY"
 
 
@@ -72,8 +75,9 @@ def test_tool_calls_are_returned(tmp_path):
     assert server.hits("/v1/chat/completions")[0].json()["tools"] == tools
 
 
-def test_transient_errors_are_retried(tmp_path):
-    script = [Answer(503, {"error": {"message": "overloaded"}}), Answer(429, {"error": {"message": "slow down"}}),
+def test_transient_errors_are_retried_by_the_sdk_honouring_retry_after(tmp_path):
+    script = [Answer(503, {"error": {"message": "overloaded"}}, headers={"Retry-After": "0"}),
+              Answer(429, {"error": {"message": "slow down"}}, headers={"Retry-After": "0"}),
               completion("finally")]
     with ScriptedServer({"/v1/chat/completions": script}) as server:
         reply = make_client(server, tmp_path).chat(HELLO)
@@ -87,6 +91,20 @@ def test_persistent_failure_is_a_clear_error_and_not_cached(tmp_path):
         with pytest.raises(LLMError, match="failed 2 times"):
             client.chat(HELLO)
     assert client.cache.count("llm") == 0
+
+
+def test_async_chat_shares_the_cache_with_chat(tmp_path):
+    import asyncio
+
+    with ScriptedServer({"/v1/chat/completions": completion("Hello!")}) as server:
+        client = make_client(server, tmp_path)
+
+        async def both():
+            return await asyncio.gather(client.achat(HELLO), client.achat([{"role": "user", "content": "2"}]))
+        first, second = asyncio.run(both())
+        again = client.chat(HELLO)                       # answered from what achat recorded
+    assert first == second == again and first["usage"]["total_tokens"] == 8
+    assert len(server.hits("/v1/chat/completions")) == 2
 
 
 def test_client_errors_are_not_retried(tmp_path):

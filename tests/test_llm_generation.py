@@ -51,7 +51,7 @@ def scripted_model(junk: bool = False):
 def context(server, tmp_path):
     settings = load_settings(env={}, cache_path=tmp_path / "cache.sqlite", llm_base_url=f"{server.url}/v1",
                              llm_model="scripted")
-    llm = LLMClient(settings, CallCache(settings.cache_path), backoff_s=0.01)
+    llm = LLMClient(settings, CallCache(settings.cache_path))
     return StageContext.create(settings, llm=llm), llm
 
 

@@ -389,6 +389,19 @@ def squash(text: str) -> str:
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (apt-get install chromium)")
+def test_report_shows_the_solver_acceptance_of_each_run(dataset, tmp_path):
+    from pipeline.report.site import write_report
+    runs = [dataset["root"] / "linear", dataset["root"] / "dag"]
+    write_report(runs, tmp_path / "site", dataset["settings"], check_invariants=False)
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    rows = table_rows(index.split('id="acceptance"')[1].split("</table>")[0])
+    assert [(r[1], r[2]) for r in rows] == [("easy", "linear"), ("easy", "dag")]
+    for row, run in zip(rows, runs, strict=True):
+        rejected = pq.read_table(run / "rejected.parquet").to_pylist()
+        ambiguous = sum("the riddle is ambiguous" in (r["reason"] or "") for r in rejected)
+        assert row[3] == row[4] == "1" and row[5] == str(ambiguous)   # one leg each, solved
+
+
 def test_pages_load_in_headless_chromium_without_errors_or_network(dataset, tmp_path):
     pytest.importorskip("websockets.sync.client", reason="the DevTools client needs websockets")
     legs = [Leg.from_json(l.to_json()) for l in dataset["legs"]]

@@ -118,6 +118,7 @@ class RunSource:
     legs_sha256: str
     legs: list[Leg]
     snapshot: str | None = None  # the snapshot hash of run.json: agents race against tools serving it
+    acceptance: dict[str, Any] | None = None  # the riddle-only solver's figures (pipeline.acceptance)
 
 
 @dataclass
@@ -178,8 +179,10 @@ def read_run(run_dir: Path) -> RunSource:
         raise ReleaseError(f"no legs.parquet at {run_dir}")
     run_json = legs_path.parent / "run.json"
     info = json.loads(run_json.read_text()) if run_json.is_file() else {}
+    from pipeline.acceptance import run_acceptance
     return RunSource(digest=info.get("digest", "unknown"), params=info.get("params", {}),
-                     legs_sha256=file_sha256(legs_path), legs=load_legs(legs_path), snapshot=info.get("snapshot"))
+                     legs_sha256=file_sha256(legs_path), legs=load_legs(legs_path), snapshot=info.get("snapshot"),
+                     acceptance=run_acceptance(legs_path))
 
 
 def _add_unique(seen: dict[str, dict], key: str, row: dict, what: str) -> None:

@@ -132,10 +132,12 @@ def runs_context(report: dict[str, Any]) -> dict[str, Any]:
 def render_report(legs: list[Leg], out_dir: str | Path, *, datasets: list[str] | None = None,
                   invariants: dict[str, dict[str, list[str]]] | None = None, trace_calls: str | None = None,
                   runs_report: dict[str, Any] | None = None, templates_dir: Path = TEMPLATES_DIR,
-                  known_roadblocks: list[str] | None = None, known_diamonds: list[str] | None = None) -> list[Path]:
+                  known_roadblocks: list[str] | None = None, known_diamonds: list[str] | None = None,
+                  acceptance: list[dict[str, Any]] | None = None) -> list[Path]:
     """Write ``index.html`` and ``legs/<leg_id>.html`` under ``out_dir``; returns the written paths.
     ``invariants`` None means the checks were skipped; ``trace_calls`` says how invariant 3 checked
-    the golden traces' calls (re-executed, or against the trace only)."""
+    the golden traces' calls (re-executed, or against the trace only); ``acceptance`` has one row per
+    generate run: its level, variant and the riddle-only solver's figures (``pipeline.acceptance``)."""
     out = Path(out_dir)
     (out / "legs").mkdir(parents=True, exist_ok=True)
     env = environment(templates_dir)
@@ -154,7 +156,7 @@ def render_report(legs: list[Leg], out_dir: str | Path, *, datasets: list[str] |
         templates=stats.template_usage(legs, known_roadblocks or (), known_diamonds or ()),
         invariants=None if invariants is None else invariant_summary(invariants), trace_calls=trace_calls,
         legs=[leg_row(leg, None if invariants is None else invariants.get(leg.leg_id, {})) for leg in legs],
-        runs=runs_context(runs_report) if runs_report else None)
+        runs=runs_context(runs_report) if runs_report else None, acceptance=acceptance or [])
     (out / "index.html").write_text(index, encoding="utf-8")
     written.append(out / "index.html")
 

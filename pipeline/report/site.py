@@ -19,6 +19,7 @@ def write_report(datasets: list[str | Path], out: Path, settings, *, check_invar
                  from_cache: bool = False, runs_report: dict[str, Any] | None = None) -> ReportSite:
     """Write ``out/index.html`` and a page per leg for the legs of ``datasets`` (any form
     ``export.load_legs`` reads); raises ``FileNotFoundError`` for a dataset that is not there."""
+    from pipeline.acceptance import run_acceptance
     from pipeline.catalog import diamond_types, roadblock_templates
     from pipeline.export import load_legs
     from pipeline.invariants import TraceCheck
@@ -26,16 +27,20 @@ def write_report(datasets: list[str | Path], out: Path, settings, *, check_invar
     from pipeline.report.render import render_report
     from pipeline.validate import calls_summary
 
-    legs, invariants, calls = [], {} if check_invariants else None, TraceCheck()
+    legs, invariants, calls, acceptance = [], {} if check_invariants else None, TraceCheck(), []
     for dataset in datasets:
         some = load_legs(dataset)
         legs += some
+        figures = run_acceptance(dataset)
+        if figures is not None and some:
+            acceptance.append({"dataset": str(dataset), "level": some[0].level, "variant": some[0].variant,
+                               **figures})
         if invariants is not None:
             invariants.update(check_legs(some, settings, run_params(Path(dataset)), calls=calls, from_cache=from_cache))
     summary = None if invariants is None else calls_summary(calls)
     written = render_report(legs, out, datasets=[str(d) for d in datasets], invariants=invariants,
                             trace_calls=summary, runs_report=runs_report,
                             known_roadblocks=sorted(roadblock_templates(settings.templates_dir)),
-                            known_diamonds=sorted(diamond_types(settings.templates_dir)))
+                            known_diamonds=sorted(diamond_types(settings.templates_dir)), acceptance=acceptance)
     failing = None if invariants is None else sorted(i for i, r in invariants.items() if any(r.values()))
     return ReportSite(len(legs), written, failing, summary)
