@@ -15,6 +15,7 @@ Each trial is a directory ``RUNS_DIR/<agent>-<leg_id>-s<seed>/`` with ``trial.js
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import random
 import re
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cache import canonical_json
+from pipeline.llm import LLMError
 from pipeline.model import Leg
 from pipeline.tools.registry import Toolbox
 from pipeline.tools.toollog import ToolLog, call_tool
@@ -48,6 +50,7 @@ class TrialResult:
     wall_time_s: float = 0.0
     stop_reason: str = "answered"
     messages: list[str] = field(default_factory=list)
+    error: str | None = None        # why the trial could not go on (llm_error, crash)
 
 
 # ---- oracle ------------------------------------------------------------------------------
@@ -139,26 +142,63 @@ def parse_digit(text: str | None) -> str | None:
     return lone[-1] if lone else None
 
 
-def run_llm(leg: Leg, toolbox: Toolbox, log: ToolLog, client, *, seed: int = 0, timeout_s: float = 600.0,
-            budget: int | None = None) -> TrialResult:
-    budget = budget or leg.step_budget
+@dataclass(frozen=True)
+class Budget:
+    """What one llm trial may spend; recorded with the trial."""
+    steps: int | None = None        # tool calls (default: the leg's step budget)
+    timeout_s: float = 600.0        # wall clock for the whole trial
+    max_tokens: int = 1024          # completion tokens per request (the server stops the reply there)
+    trial_tokens: int = 200_000     # tokens (prompt and completion, as reported) for the whole trial
+    stop: tuple[str, ...] = ()      # stop sequences sent with every request
+
+
+OVERRUN_NOTE = ("Your last reply was cut off at {n} tokens, the limit of one reply, so it was not used. Reply "
+                "shorter: one tool call, or your final answer ending with ANSWER: <digit>.")
+
+
+async def run_llm_async(leg: Leg, toolbox: Toolbox, log: ToolLog, client, *, seed: int = 0,
+                        budget: Budget | None = None) -> TrialResult:
+    """A ReAct-style tool-calling loop over ``client.achat``. A reply cut off at ``max_tokens`` is
+    a failed step the agent is told about (never the same request again); the trial ends at its
+    step, token or time budget, or when the LLM cannot be asked (``llm_error``)."""
+    budget = budget or Budget()
+    steps_allowed = budget.steps or leg.step_budget
     start = time.monotonic()
     messages: list[dict] = [{"role": "system", "content": SYSTEM_PROMPT},
                             {"role": "user", "content": instruction_text(leg)}]
     tools = toolbox.schemas()
     steps, texts = 0, []
-    result = TrialResult(leg.leg_id, "llm", seed, None, 0)
+    result = TrialResult(leg.leg_id, "llm", seed, None, 0, tokens=0)
     while True:
-        if time.monotonic() - start > timeout_s:
+        left = budget.timeout_s - (time.monotonic() - start)
+        if left <= 0:
             result.stop_reason = "timeout"
             break
-        if steps >= budget:
+        if steps >= steps_allowed:
             result.stop_reason = "step_limit"
             break
-        reply = client.chat(messages, tools=tools)
+        if result.tokens >= budget.trial_tokens:
+            result.stop_reason = "token_limit"
+            break
+        try:
+            reply = await asyncio.wait_for(
+                client.achat(messages, tools=tools, max_tokens=budget.max_tokens, stop=list(budget.stop) or None,
+                             timeout_s=left), timeout=left)
+        except TimeoutError:
+            result.stop_reason = "timeout"
+            break
+        except LLMError as exc:
+            result.stop_reason, result.error = "llm_error", str(exc)
+            break
+        result.tokens += int((reply.get("usage") or {}).get("total_tokens") or 0)
         content = reply.get("content") or ""
         if content:
             texts.append(content)
+        if reply.get("finish_reason") == "length":   # overran its token budget: a failed step, shown to the agent
+            steps += 1
+            messages.append({"role": "assistant", "content": content or ""})
+            messages.append({"role": "user", "content": OVERRUN_NOTE.format(n=budget.max_tokens)})
+            continue
         calls = reply.get("tool_calls") or []
         if not calls:
             result.answer = parse_digit(content)
@@ -169,18 +209,11 @@ def run_llm(leg: Leg, toolbox: Toolbox, log: ToolLog, client, *, seed: int = 0, 
                                          "function": {"name": c["name"], "arguments": c["arguments"] or "{}"}}
                                         for c in calls]})
         for c in calls:
-            if steps >= budget:
+            if steps >= steps_allowed:
                 output = canonical_json({"error": "step budget exhausted"})
             else:
                 steps += 1
-                try:
-                    args = json.loads(c["arguments"] or "{}")
-                except json.JSONDecodeError as exc:
-                    args = None
-                    output = canonical_json({"error": f"arguments are not JSON: {exc.msg}"})
-                    log.record(c["name"], c["arguments"], False, output)
-                if args is not None:
-                    _, output, _ = call_tool(toolbox, log, c["name"], args)
+                output = await asyncio.to_thread(_agent_tool_call, toolbox, log, c["name"], c["arguments"])
             messages.append({"role": "tool", "tool_call_id": c["id"], "content": output[:TOOL_OUTPUT_CHARS]})
     result.steps = steps
     result.messages = texts[-3:]
@@ -188,20 +221,81 @@ def run_llm(leg: Leg, toolbox: Toolbox, log: ToolLog, client, *, seed: int = 0, 
     return result
 
 
+def _agent_tool_call(toolbox: Toolbox, log: ToolLog, name: str, arguments: str | None) -> str:
+    """One tool call as an agent wrote it: arguments that are not JSON are a failed, logged call."""
+    try:
+        args = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        output = canonical_json({"error": f"arguments are not JSON: {exc.msg}"})
+        log.record(name, arguments, False, output)
+        return output
+    _, output, _ = call_tool(toolbox, log, name, args)
+    return output
+
+
+def run_llm(leg: Leg, toolbox: Toolbox, log: ToolLog, client, *, seed: int = 0, timeout_s: float = 600.0,
+            budget: Budget | None = None) -> TrialResult:
+    """``run_llm_async`` for one trial outside an event loop."""
+    budget = budget or Budget(timeout_s=timeout_s)
+    return asyncio.run(run_llm_async(leg, toolbox, log, client, seed=seed, budget=budget))
+
+
 # ---- runner ----------------------------------------------------------------------------------
 def trial_dir_name(agent: str, leg_id: str, seed: int) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{agent}-{leg_id}-s{seed}")
 
 
-def run_trial(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = None, seed: int = 0,
-              client=None, timeout_s: float = 600.0) -> Path:
-    """Run one agent on one leg; write ``trial.json`` and ``tool_log.jsonl``; return the trial dir."""
+# A trial that ended for these reasons was broken by its surroundings, not by the agent: a re-run redoes it.
+BROKEN = ("crash", "llm_error")
+
+
+def finished_trial(d: Path) -> bool:
+    """``d`` holds a complete trial (a re-run skips it) and not a broken one (a re-run redoes it)."""
+    try:
+        record = json.loads((d / "trial.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return record.get("stop_reason") not in BROKEN
+
+
+def _open_trial(leg: Leg, agent: str, out_dir: Path, seed: int) -> tuple[Path, ToolLog]:
     d = Path(out_dir) / trial_dir_name(agent, leg.leg_id, seed)
     d.mkdir(parents=True, exist_ok=True)
+    (d / "trial.json").unlink(missing_ok=True)   # a trial.json is written last: its presence means finished
     log_path = d / "tool_log.jsonl"
     log_path.write_text("", encoding="utf-8")
-    log = ToolLog(log_path)
-    error = None
+    return d, ToolLog(log_path)
+
+
+def _close_trial(d: Path, leg: Leg, agent: str, seed: int, result: TrialResult, budget: Budget | None) -> Path:
+    record = {"leg_id": leg.leg_id, "agent": agent, "seed": seed, "answer": result.answer,
+              "tool_log": "tool_log.jsonl", "steps": result.steps, "tokens": result.tokens,
+              "wall_time_s": result.wall_time_s, "stop_reason": result.stop_reason, "variant": leg.variant,
+              "level": leg.level, "messages": result.messages}
+    if budget is not None:
+        record["budget"] = {"steps": budget.steps or leg.step_budget, "timeout_s": budget.timeout_s,
+                            "max_tokens": budget.max_tokens, "trial_tokens": budget.trial_tokens,
+                            "stop": list(budget.stop)}
+    if result.error:
+        record["agent_error"] = result.error
+    tmp = d / "trial.json.tmp"
+    tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(d / "trial.json")
+    return d
+
+
+def _crashed(leg: Leg, agent: str, seed: int, log: ToolLog, exc: Exception) -> TrialResult:
+    return TrialResult(leg.leg_id, agent, seed, None, log.calls, stop_reason="crash",
+                       error=f"{type(exc).__name__}: {exc}")
+
+
+def run_trial(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = None, seed: int = 0,
+              client=None, timeout_s: float = 600.0, budget: Budget | None = None) -> Path:
+    """Run one agent on one leg; write ``tool_log.jsonl`` and then ``trial.json``; return the trial dir."""
+    if agent == "llm":
+        return asyncio.run(run_trial_async(leg, agent, out_dir, toolbox=toolbox, seed=seed, client=client,
+                                           budget=budget or Budget(timeout_s=timeout_s)))
+    d, log = _open_trial(leg, agent, out_dir, seed)
     try:
         if agent == "oracle":
             result = run_oracle(leg, toolbox or Toolbox(), log)
@@ -211,26 +305,60 @@ def run_trial(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = 
         elif agent == "solver":
             result = run_solver(leg, toolbox or Toolbox(), log)
             result.seed = seed
-        elif agent == "llm":
-            result = run_llm(leg, toolbox or Toolbox(), log, client, seed=seed, timeout_s=timeout_s)
         else:
             raise ValueError(f"unknown agent {agent!r}: {', '.join(AGENTS)}")
     except Exception as exc:  # noqa: BLE001 - an agent crash is a failed trial with its reason, not a failed run
-        result = TrialResult(leg.leg_id, agent, seed, None, log.calls, stop_reason="crash")
-        error = f"{type(exc).__name__}: {exc}"
-    record = {"leg_id": leg.leg_id, "agent": agent, "seed": seed, "answer": result.answer,
-              "tool_log": "tool_log.jsonl", "steps": result.steps, "tokens": result.tokens,
-              "wall_time_s": result.wall_time_s, "stop_reason": result.stop_reason, "variant": leg.variant,
-              "level": leg.level, "messages": result.messages}
-    if error:
-        record["agent_error"] = error
-    (d / "trial.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return d
+        result = _crashed(leg, agent, seed, log, exc)
+    return _close_trial(d, leg, agent, seed, result, None)
+
+
+async def run_trial_async(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = None, seed: int = 0,
+                          client=None, budget: Budget | None = None) -> Path:
+    """``run_trial`` inside an event loop: the llm agent awaits its server, the others run in a thread."""
+    if agent != "llm":
+        return await asyncio.to_thread(run_trial, leg, agent, out_dir, toolbox=toolbox, seed=seed)
+    budget = budget or Budget()
+    d, log = _open_trial(leg, agent, out_dir, seed)
+    try:
+        result = await run_llm_async(leg, toolbox or Toolbox(), log, client, seed=seed, budget=budget)
+    except Exception as exc:  # noqa: BLE001 - an agent crash is a failed trial with its reason, not a failed run
+        result = _crashed(leg, agent, seed, log, exc)
+    return _close_trial(d, leg, agent, seed, result, budget)
+
+
+async def race_legs(legs: list[Leg], agent: str, out_dir: Path, *, toolbox: Toolbox | None, seed: int = 0,
+                    client=None, budget: Budget | None = None, concurrency: int = 1,
+                    on_trial=None) -> tuple[list[Path], int]:
+    """Every leg's trial, ``concurrency`` at a time; finished trials are skipped (a re-run resumes).
+    Returns the trial dirs in leg order and how many were skipped."""
+    from pipeline.tools.faults import fault_scope
+
+    gate = asyncio.Semaphore(max(1, concurrency))
+    skipped = 0
+
+    async def one(leg: Leg) -> Path:
+        nonlocal skipped
+        d = Path(out_dir) / trial_dir_name(agent, leg.leg_id, seed)
+        if finished_trial(d):
+            skipped += 1
+            return d
+        async with gate:
+            with fault_scope(trial_dir_name(agent, leg.leg_id, seed)):   # each trial draws its own faults
+                d = await run_trial_async(leg, agent, out_dir, toolbox=toolbox, seed=seed, client=client,
+                                          budget=budget)
+        if on_trial:
+            on_trial(leg, d)
+        return d
+    dirs = await asyncio.gather(*(one(leg) for leg in legs))
+    return list(dirs), skipped
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.race", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--legs", required=True, help="legs.parquet, a directory holding it, or a directory of AAR JSON")
+    source = ap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--legs", help="legs.parquet, a directory holding it, or a directory of AAR JSON")
+    source.add_argument("--tasks", help="a task-set directory (python -m pipeline.tasks build); agents oracle, "
+                        "random, llm (pipeline.agents.tasks)")
     ap.add_argument("--agent", required=True, choices=AGENTS)
     ap.add_argument("--llm-base-url")
     ap.add_argument("--llm-model")
@@ -241,7 +369,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--faults", default=None, metavar="SPEC",
                     help="inject seeded tool faults, e.g. rate=0.1,seed=7 (pipeline.tools.faults); each trial "
                          "draws its own")
+    ap.add_argument("--concurrency", type=int, default=1, help="trials run at once (the llm agent awaits its "
+                    "server with the asynchronous client; the others run in threads)")
+    ap.add_argument("--max-tokens", type=int, default=1024, help="llm: completion tokens per request")
+    ap.add_argument("--trial-tokens", type=int, default=200_000, help="llm: tokens (prompt + completion) per trial")
+    ap.add_argument("--stop", action="append", default=[], metavar="TEXT", help="llm: a stop sequence (repeatable)")
+    ap.add_argument("--max-retries", type=int, default=3,
+                    help="llm: retries of a failed request, with backoff and Retry-After, by the openai SDK")
+    ap.add_argument("--request-timeout-s", type=float, default=120.0, help="llm: limit of one request")
     a = ap.parse_args(argv)
+    if a.tasks:
+        from pipeline.agents.tasks import main_tasks
+        return main_tasks(a)
 
     from pipeline.config import load_settings
     from pipeline.export import load_legs
@@ -252,16 +391,19 @@ def main(argv: list[str] | None = None) -> int:
     client = None
     if a.agent == "llm":
         from pipeline.llm import LLMClient
-        client = LLMClient(settings, toolbox.cache)
+        client = LLMClient(settings, toolbox.cache, timeout_s=a.request_timeout_s, max_attempts=a.max_retries + 1,
+                           max_tokens=a.max_tokens)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    from pipeline.tools.faults import fault_scope
-    for leg in legs:
-        with fault_scope(trial_dir_name(a.agent, leg.leg_id, a.seed)):
-            d = run_trial(leg, a.agent, out, toolbox=toolbox, seed=a.seed, client=client, timeout_s=a.timeout_s)
+    budget = Budget(timeout_s=a.timeout_s, max_tokens=a.max_tokens, trial_tokens=a.trial_tokens, stop=tuple(a.stop))
+
+    def report(leg: Leg, d: Path) -> None:
         rec = json.loads((d / "trial.json").read_text())
-        print(f"{leg.leg_id}: answer={rec['answer']} steps={rec['steps']} ({rec['stop_reason']})", file=sys.stderr)
-    print(f"{len(legs)} trials written to {out}")
+        print(f"{leg.leg_id}: answer={rec['answer']} steps={rec['steps']} tokens={rec['tokens']} "
+              f"({rec['stop_reason']})", file=sys.stderr)
+    _dirs, skipped = asyncio.run(race_legs(legs, a.agent, out, toolbox=toolbox, seed=a.seed, client=client,
+                                           budget=budget, concurrency=a.concurrency, on_trial=report))
+    print(f"{len(legs)} trials written to {out} ({len(legs) - skipped} run now, {skipped} finished before)")
     return 0
 
 

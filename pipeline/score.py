@@ -72,7 +72,9 @@ def print_table(report: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.score", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--legs", required=True, help="legs.parquet, a directory holding it, or a directory of AAR JSON")
+    source = ap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--legs", help="legs.parquet, a directory holding it, or a directory of AAR JSON")
+    source.add_argument("--tasks", help="a task-set directory: score task-set trials (pipeline.scoring.tasks)")
     ap.add_argument("--runs", required=True, help="trial directories, JSONL records, Harbor trials or ATIF files")
     ap.add_argument("--judge", choices=("golden", "llm"), default="golden")
     ap.add_argument("--snapshot", help="snapshot directory whose redirect table resolves URLs (optional)")
@@ -80,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llm-model")
     ap.add_argument("--out", required=True, help="report JSON path")
     a = ap.parse_args(argv)
+    if a.tasks:
+        from pipeline.scoring.tasks import main as score_tasks
+        return score_tasks(a.tasks, a.runs, a.out)
 
     from pipeline.export import load_legs
     from pipeline.scoring.judges import make_judge

@@ -282,17 +282,8 @@ class Solver:
     def finish(self, n: int, text: str, values: dict[int, Any]) -> int:
         groups = [[int(x) for x in re.findall(r"\d+", g)]
                   for g in re.findall(r"the results? of clues? ((?:\d+(?:, | and )?)+)", text)]
-        if "take the digital root of the total" in text:
-            kind = "digital_root_sum"
-        elif "multiply those digits" in text:
-            kind = "product_mod_10"
-        elif "absolute difference" in text and "digital root" in text:
-            kind = "digital_root_abs_difference"
-        elif "absolute difference" in text:
-            kind = "abs_difference_mod_10"
-        elif "keep only the last digit" in text:
-            kind = "sum_mod_10"
-        else:
+        kind = reduction_named(text)
+        if kind is None:
             raise Unsolvable(f"clue {n}: no reduction reads {text[:80]!r}")
         refs = [r for g in groups for r in g]
         try:
@@ -300,6 +291,19 @@ class Solver:
             return expressions.evaluate(expr, {r: values[r] for r in refs})
         except (KeyError, expressions.ExpressionError) as exc:
             raise Unsolvable(f"clue {n}: {exc}") from exc
+
+
+def reduction_named(text: str) -> str | None:
+    """The finish-line reduction a clue's wording names (templates/clues), or None."""
+    if "take the digital root of the total" in text:
+        return "digital_root_sum"
+    if "multiply those digits" in text:
+        return "product_mod_10"
+    if "absolute difference" in text:
+        return "digital_root_abs_difference" if "digital root" in text else "abs_difference_mod_10"
+    if "keep only the last digit" in text:
+        return "sum_mod_10"
+    return None
 
 
 # ---- matching pages and reading answers ----------------------------------------------------------

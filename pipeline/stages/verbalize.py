@@ -197,16 +197,8 @@ def parse_riddle(riddle: str) -> list[dict]:
 
 def _parse_finish(text: str) -> dict:
     groups = [_numbers(g) for g in re.findall(r"(?:the results? of clues? )([\d, and]+)", text)]
-    if "take the digital root of the total" in text:
-        kind = "digital_root_sum"
-    elif "multiply those digits" in text:
-        kind = "product_mod_10"
-    elif "absolute difference" in text and "digital root" in text:
-        kind = "digital_root_abs_difference"
-    elif "absolute difference" in text:
-        kind = "abs_difference_mod_10"
-    else:
-        kind = "sum_mod_10"
+    from pipeline.agents.solver import reduction_named
+    kind = reduction_named(text) or "sum_mod_10"
     refs = sorted({n for g in groups for n in g})
     return {"kind": FINISH_LINE, "op": kind, "refs": refs, "groups": groups}
 
