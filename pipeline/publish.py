@@ -2,7 +2,9 @@
 
 Publish a release to a Hugging Face dataset repository: validate every input again (refuse on any
 failure), assemble the hub layout and dataset card (``pipeline.export.hub``), then write it locally
-(``--dry-run``) or upload it with ``huggingface_hub`` in one commit that names the runs.
+(``--dry-run``) or upload it with ``huggingface_hub`` in one commit that names the runs. ATP rows
+that no prover verified (Lean 4 and Isabelle without their toolchains) are left out unless
+``--include-unverified``.
 
 Environment: ``HF_TOKEN`` (or ``HUGGING_FACE_HUB_TOKEN``) for the upload, ``HF_ENDPOINT`` to send it to
 another hub (tests use a local stand-in). The token is never printed or written: every message that
@@ -150,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--private", action="store_true", help="create the repository private")
     p.add_argument("--revision", default=None, help="branch to commit to (created if missing); default main")
     p.add_argument("--skip-validate", action="store_true", help="publish without validating the inputs again")
+    p.add_argument("--include-unverified", action="store_true",
+                   help="also publish ATP rows no prover verified (Lean 4 / Isabelle checked structurally only); "
+                        "left out by default")
     p.add_argument("--cache", type=Path, default=None, help="record/replay cache the inputs were made with")
     p.add_argument("--tasks-cache", type=Path, default=None,
                    help="cache the task sets were built with, when not the one of --cache")
@@ -196,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
                     fail(f"FAIL {line}")
                 return fail(f"refusing to publish: {len(problems)} validation failure(s) "
                             "(fix the inputs, or --skip-validate)")
-        release = assemble(args.repo_id, args.legs, args.tasks)
+        release = assemble(args.repo_id, args.legs, args.tasks, include_unverified=args.include_unverified)
+        for name, n in sorted(release.left_out.items()):
+            say(f"{name}: left out {n} unverified rows (no prover checked them; --include-unverified keeps them)")
         from pipeline.config import PROJECT_ROOT
         templates = PROJECT_ROOT / "templates"
         shard_kw = {"shard_rows": args.shard_rows} if args.shard_rows else {}

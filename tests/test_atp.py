@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import stat
+from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -158,8 +159,8 @@ def test_without_toolchain_lean_and_isabelle_are_marked_unverified(monkeypatch, 
 @needs_coq
 @pytest.mark.coq
 def test_build_is_byte_identical_and_validate_catches_tampering(tmp_path):
-    atp.build(2, 3, tmp_path / "a")
-    atp.build(2, 3, tmp_path / "b")
+    atp.build(6, 3, tmp_path / "a")        # 6 task rows: the first 6 topic x language cells
+    atp.build(6, 3, tmp_path / "b")
     a, b = (tmp_path / d / atp.OUTPUT_FILE for d in ("a", "b"))
     assert a.read_bytes() == b.read_bytes()
     rows = read_task_rows(tmp_path / "a")
@@ -177,3 +178,79 @@ def test_build_is_byte_identical_and_validate_catches_tampering(tmp_path):
     assert atp.verify_row(row).ok is False
     table = pq.read_table(a)
     assert table.num_rows == 6
+
+
+# ---- distinct statements, difficulty, tactic lists, release gate ------------------------------
+def test_statements_are_distinct_up_to_renaming_bound_variables():
+    from pipeline.tasks.atp.statements import statement_key, theorem_pool
+
+    a = "Theorem a : forall P Q : Prop, ~ (Q \\/ P) -> ~ Q /\\ ~ P.\nProof."
+    b = "Theorem b : forall R   T : Prop, ~ (R \\/ T) -> ~ R /\\ ~ T.\nProof."
+    assert statement_key(a, "coq", "a") == statement_key(b, "coq", "b")
+    assert statement_key(a, "coq", "a") != statement_key(b.replace("~ R /\\ ~ T", "~ T /\\ ~ R"), "coq", "b")
+    lean = "theorem x (P Q : Prop) :\n    ¬ (P ∨ Q) → ¬ P ∧ ¬ Q := by"
+    renamed = lean.replace("(P Q", "(U W").replace("(P ∨ Q)", "(W ∨ U)").replace("¬ P ∧ ¬ Q", "¬ W ∧ ¬ U")
+    assert statement_key(lean, "lean4", "x") == statement_key(renamed, "lean4", "x")
+    # the propositional logic topic has 12 statements up to renaming, one of them De Morgan's
+    pool = theorem_pool(seed=4)
+    assert pool.ensure("logic", 100) == 12
+    kinds = Counter(json.dumps(render_logic(pool, i).abstract["kind"]) for i in range(12))
+    assert kinds['"de_morgan"'] == 1 and kinds['"chain"'] == 4 and kinds['"and_reverse"'] == 4
+
+
+def render_logic(pool, i):
+    from pipeline.tasks.atp.statements import render
+    return render("logic", pool.get("logic", i), f"logic_{i:03d}")
+
+
+def test_difficulty_counts_the_tactic_sentences_of_the_coq_proof():
+    from pipeline.tasks.atp.verify import coq_tactic_sentences
+
+    assert coq_tactic_sentences(["  intros l.", "  induction l as [| x xs IH].", "  - reflexivity.",
+                                 "  - simpl. rewrite IH. reflexivity."]) == 6
+    assert coq_tactic_sentences(["  repeat destruct Hc as [-> | Hc]; try reflexivity.",
+                                 "  apply (Nat.max_comm 1 2)."]) == 2
+
+
+def test_structural_check_rejects_tactics_and_names_the_prover_does_not_have(theorems):
+    for t in generate_theorems(140, seed=2):           # every generated proof uses listed words only
+        for lang in ("lean4", "isabelle"):
+            r = t.renderings[lang]
+            assert structural_check(lang, r.statement, r.full_text, t.name).ok, (t.name, lang)
+    t = theorems[0]
+    lean, isa = t.renderings["lean4"], t.renderings["isabelle"]
+    bad_lean = structural_check("lean4", lean.statement, lean.statement + "\n  exact rfl_nonsense 42\n", t.name)
+    assert not bad_lean.ok and "rfl_nonsense" in bad_lean.detail
+    bad_isa = structural_check("isabelle", isa.statement, isa.statement + "\n  by simp_nonsense\n\nend\n", t.name)
+    assert not bad_isa.ok and "simp_nonsense" in bad_isa.detail
+    # names the proof binds itself are fine; a tactic it misspells is not
+    assert structural_check("lean4", lean.statement, lean.statement + "\n  intro h\n  exact h\n", t.name).ok
+    assert not structural_check("lean4", lean.statement, lean.statement + "\n  norm_numm\n", t.name).ok
+
+
+@needs_coq
+@pytest.mark.coq
+def test_publish_leaves_unverified_atp_rows_out_unless_asked(tmp_path):
+    import subprocess
+    import sys
+
+    from pipeline.config import PROJECT_ROOT
+
+    atp.build(7, 1, tmp_path / "atp")
+    rows = read_task_rows(tmp_path / "atp")
+    verified = [r for r in rows if json.loads(r["metadata_json"])["verified"]]
+    assert 0 < len(verified) < len(rows) == 7
+    assert all(r["difficulty"] == json.loads(r["metadata_json"])["tactic_steps"] > 0 for r in rows)
+
+    def publish(out, *extra):
+        done = subprocess.run([sys.executable, "-m", "pipeline.publish", "--repo-id", "legwork/atp-test", "--dry-run",
+                               "--out", str(out), "--tasks", str(tmp_path / "atp"), *extra], cwd=PROJECT_ROOT,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout, pq.read_table(next((out / "atp").glob("*.parquet"))).to_pylist()
+
+    said, published = publish(tmp_path / "release")
+    assert sorted(r["task_id"] for r in published) == sorted(r["task_id"] for r in verified)
+    assert f"left out {len(rows) - len(verified)} unverified rows" in said
+    _, everything = publish(tmp_path / "release-all", "--include-unverified")
+    assert len(everything) == len(rows)

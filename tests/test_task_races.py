@@ -20,7 +20,7 @@ from pipeline.tasks.os.sandbox import sandbox_available
 from pipeline.tools.registry import Toolbox
 
 ROOT = Path(__file__).resolve().parents[1]
-COUNTS = {"math": 1, "atp": 3, "os": 4, "git": 4}   # math: per cell (20 families x 5 levels)
+COUNTS = {"math": 20, "atp": 3, "os": 4, "git": 4}   # tasks per family (--count)
 needs_coq = pytest.mark.skipif(shutil.which("coqc") is None, reason="coqc not installed (Debian package coq)")
 needs_sandbox = pytest.mark.skipif(not sandbox_available(), reason="OS sandbox needs root, unshare and overlayfs")
 FAMILY_PARAMS = [

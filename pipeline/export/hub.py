@@ -140,6 +140,7 @@ class Release:
     configs: dict[str, ConfigData]
     runs: list[RunSource]
     task_sets: list[TaskSource]
+    left_out: dict[str, int] = field(default_factory=dict)   # rows not published, by config (unverified ATP)
 
     def manifest(self) -> dict[str, Any]:
         return {
@@ -232,8 +233,15 @@ def read_task_dir(task_dir: Path) -> tuple[TaskSource, dict[str, list[dict]]]:
 
 
 # ---- assembling ------------------------------------------------------------------------------
-def assemble(repo_id: str, legs_dirs: list[Path], task_dirs: list[Path] = ()) -> Release:
-    """Read every input and group its rows into configs (no files written)."""
+def unverified(row: dict) -> bool:
+    """An ATP row no prover accepted (Lean 4 / Isabelle without a toolchain: structural checks only)."""
+    return row["family"] == "atp" and not json.loads(row["metadata_json"]).get("verified", False)
+
+
+def assemble(repo_id: str, legs_dirs: list[Path], task_dirs: list[Path] = (),
+             include_unverified: bool = False) -> Release:
+    """Read every input and group its rows into configs (no files written). ATP rows no prover
+    verified are left out (counted in ``Release.left_out``) unless ``include_unverified``."""
     task_schema, derived_schema = _task_schemas()
     runs: list[RunSource] = []
     for p in legs_dirs:           # the same run given twice is one run
@@ -248,13 +256,16 @@ def assemble(repo_id: str, legs_dirs: list[Path], task_dirs: list[Path] = ()) ->
                 raise ReleaseError(f"{leg.leg_id}: unknown variant {leg.variant!r}")
             _add_unique(legs_seen[LEG_CONFIGS[leg.variant]], leg.leg_id, leg_record(leg), "leg")
             traces[leg.leg_id] = leg
-    task_sets, tasks_seen = [], {c: {} for c in TASK_CONFIGS}
+    task_sets, tasks_seen, left_out = [], {c: {} for c in TASK_CONFIGS}, Counter()
     for d in task_dirs:
         source, by_config = read_task_dir(d)
         task_sets.append(source)
         for name, rows in by_config.items():
             key = "derived_id" if name == "math_derived" else "task_id"
             for r in rows:
+                if not include_unverified and name != "math_derived" and unverified(r):
+                    left_out[name] += 1
+                    continue
                 _add_unique(tasks_seen[name], r[key], r, "task")
 
     configs: dict[str, ConfigData] = {}
@@ -277,7 +288,7 @@ def assemble(repo_id: str, legs_dirs: list[Path], task_dirs: list[Path] = ()) ->
             configs[name] = ConfigData(name, "tasks", task_schema, rows, prov)
     if not configs:
         raise ReleaseError("nothing to publish: no legs and no tasks in the inputs")
-    return Release(repo_id, configs, runs, task_sets)
+    return Release(repo_id, configs, runs, task_sets, dict(left_out))
 
 
 # ---- writing ---------------------------------------------------------------------------------

@@ -1,8 +1,20 @@
 """Automated theorem proving tasks: one abstract statement per theorem, rendered to Coq, Lean 4 and
 Isabelle (one task row per language), each with a golden proof and a step-wise trace.
 
-Coq rows are verified with coqc (goals after every tactic recorded); Lean 4 and Isabelle rows get
-structural checks, and the real prover when ``lake`` / ``isabelle`` is on PATH (see ``verify``).
+Cells: the 7 topics x the 3 languages, 21 cells. ``--count N`` is the number of task rows, spread
+evenly over the cells (default 120: 40 theorems in every language). The cells of one topic share
+its theorems: theorem i of a topic is the i-th distinct statement of the topic's seeded stream
+(distinct up to renaming bound variables, ``statements.statement_key``), so a cell with n tasks
+renders the topic's first n theorems in its language. Some topics are small (propositional logic
+has 12 statements up to renaming, primality 75); their cells give the rest of their share to the
+others, and a count above what the topics hold is refused before anything is checked.
+
+``difficulty`` is the number of tactic sentences of the theorem's machine-checked Coq proof (the
+same figure on the theorem's three rows; ``metadata.tactic_steps`` too, and ``metadata.level`` the
+generator's 1-3 grade). Coq rows are verified with coqc (goals after every tactic recorded); Lean 4
+and Isabelle rows get structural checks (``verify.structural_check``: tactics and names must be on
+the prover's list), and the real prover when ``lake`` / ``isabelle`` is on PATH; without it they
+stay ``verified: false`` and are left out of a published release unless ``--include-unverified``.
 """
 from __future__ import annotations
 
@@ -13,11 +25,21 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pipeline.cache import canonical_json
-from pipeline.tasks.atp.statements import LANGUAGES, Theorem, generate_theorems
-from pipeline.tasks.atp.verify import ProofCheck, check_proof, coq_trace, structural_check, tactic_of
-from pipeline.tasks.common import Failure, GoldenTrace, Report, write_task_table
+from pipeline.tasks.atp.statements import LANGUAGES, MAX_DRAWS, TOPICS, Theorem, render, theorem_pool
+from pipeline.tasks.atp.verify import (
+    ProofCheck,
+    check_proof,
+    coq_tactic_sentences,
+    coq_trace,
+    structural_check,
+    tactic_of,
+)
+from pipeline.tasks.common import Failure, GoldenTrace, Report, fill_or_refuse, write_task_table
 
-DEFAULT_COUNT = 40          # theorems; each gives one task per language
+DEFAULT_COUNT = 120         # task rows: 40 theorems x 3 languages
+# cell k is topic k % 7 in language (k // 7 + k % 7) % 3: a small count reaches every topic and language
+CELLS = [(TOPICS[k % len(TOPICS)], LANGUAGES[(k // len(TOPICS) + k % len(TOPICS)) % len(LANGUAGES)])
+         for k in range(len(TOPICS) * len(LANGUAGES))]
 WORKERS = 2
 OUTPUT_FILE = "atp.parquet"
 LANGUAGE_NAMES = {"coq": "Coq", "lean4": "Lean 4", "isabelle": "Isabelle"}
@@ -30,36 +52,35 @@ def _prompt(language: str, statement: str, closing: str) -> str:
             f"write the proof after it{end}. Proofs that admit goals or add axioms are rejected.\n\n{statement}\n")
 
 
-def _rows_for(thm: Theorem, seed: int) -> tuple[list[dict], list[Failure]]:
-    rows, failures = [], []
-    for language in LANGUAGES:
-        r = thm.renderings[language]
-        task_id = f"atp-s{seed}-{thm.name}-{language}"
-        if language == "coq":
-            traced, plan = coq_trace(r.statement, r.steps, r.closing, thm.name)
-            check = check_proof(language, r.statement, r.full_text, thm.name) if traced.ok else traced
-        else:
-            plan = [{"step": 0, "tactic": None, "goals": None}] + [
-                {"step": i, "tactic": tactic_of(s), "goals": None} for i, s in enumerate(r.steps, 1)]
-            check = check_proof(language, r.statement, r.full_text, thm.name)
-            if check.ok and not check.verified:
-                check = ProofCheck(True, False, f"{check.detail}; goals not recorded (no prover)")
-        if not check.ok:
-            failures.append(Failure(task_id, check.detail))
-            continue
-        labels = ["atp", language, thm.topic, thm.abstract.get("kind", thm.topic)]
-        rows.append({
-            "task_id": task_id, "family": "atp", "domain": language, "topic": thm.topic,
-            "difficulty": thm.difficulty, "seed": seed, "prompt": _prompt(language, r.statement, r.closing),
-            "answer_json": canonical_json({"language": language, "proof": r.full_text}),
-            "trace_json": GoldenTrace(plan=plan, steps=[], final_answer=r.full_text).to_json(),
-            "metadata_json": canonical_json({
-                "theorem": thm.name, "informal": thm.informal, "abstract": thm.abstract,
-                "format": FORMATS[language], "statement": r.statement, "closing": r.closing,
-                "labels": labels, "verified": check.verified, "verification": check.detail,
-            }),
-        })
-    return rows, failures
+def _row_for(thm: Theorem, language: str, seed: int) -> tuple[dict | None, Failure | None]:
+    """One language's task row of a theorem, or the failure of its check."""
+    r = thm.renderings[language]
+    task_id = f"atp-s{seed}-{thm.name}-{language}"
+    if language == "coq":
+        traced, plan = coq_trace(r.statement, r.steps, r.closing, thm.name)
+        check = check_proof(language, r.statement, r.full_text, thm.name) if traced.ok else traced
+    else:
+        plan = [{"step": 0, "tactic": None, "goals": None}] + [
+            {"step": i, "tactic": tactic_of(s), "goals": None} for i, s in enumerate(r.steps, 1)]
+        check = check_proof(language, r.statement, r.full_text, thm.name)
+        if check.ok and not check.verified:
+            check = ProofCheck(True, False, f"{check.detail}; goals not recorded (no prover)")
+    if not check.ok:
+        return None, Failure(task_id, check.detail)
+    labels = ["atp", language, thm.topic, thm.abstract.get("kind", thm.topic)]
+    steps = coq_tactic_sentences(thm.renderings["coq"].steps)
+    return {
+        "task_id": task_id, "family": "atp", "domain": language, "topic": thm.topic,
+        "difficulty": steps, "seed": seed, "prompt": _prompt(language, r.statement, r.closing),
+        "answer_json": canonical_json({"language": language, "proof": r.full_text}),
+        "trace_json": GoldenTrace(plan=plan, steps=[], final_answer=r.full_text).to_json(),
+        "metadata_json": canonical_json({
+            "theorem": thm.name, "informal": thm.informal, "abstract": thm.abstract,
+            "format": FORMATS[language], "statement": r.statement, "closing": r.closing,
+            "labels": labels, "verified": check.verified, "verification": check.detail,
+            "tactic_steps": steps, "level": thm.difficulty,
+        }),
+    }, None
 
 
 def _summary(title: str, rows: list[dict], checks: dict[str, ProofCheck], seconds: float,
@@ -80,16 +101,32 @@ def _summary(title: str, rows: list[dict], checks: dict[str, ProofCheck], second
 
 
 def build(count: int | None, seed: int, out_dir: Path, toolbox=None) -> Report:
-    """Generate ``count`` theorems (x3 languages), verify, write ``out_dir/atp.parquet``."""
+    """Check and write ``count`` task rows (default ``DEFAULT_COUNT``) to ``out_dir/atp.parquet``."""
     start = time.perf_counter()
-    theorems = generate_theorems(count or DEFAULT_COUNT, seed)
-    with ThreadPoolExecutor(WORKERS) as pool:
-        results = list(pool.map(lambda t: _rows_for(t, seed), theorems))
-    rows = [row for rs, _ in results for row in rs]
-    failures = [f for _, fs in results for f in fs]
+    count = count or DEFAULT_COUNT
+    theorems: dict[tuple[str, int], Theorem] = {}
+    failures: list[Failure] = []
+
+    def check(batch):
+        jobs = []
+        for (topic, language), index, draw in batch:
+            if (topic, index) not in theorems:
+                theorems[(topic, index)] = render(topic, draw, f"{topic}_{index:03d}")
+            jobs.append((theorems[(topic, index)], language))
+        with ThreadPoolExecutor(WORKERS) as pool:
+            results = list(pool.map(lambda job: _row_for(job[0], job[1], seed), jobs))
+        failures.extend(f for _, f in results if f is not None)
+        return [((TOPICS.index(thm.topic), thm.name, LANGUAGES.index(lang)), row) if row else None
+                for (thm, lang), (row, _) in zip(jobs, results)]
+
+    made = fill_or_refuse("atp", count, CELLS, theorem_pool(seed, source_of=lambda cell: cell[0]), check,
+                          f"theorems distinct up to renaming among the first {MAX_DRAWS} draws of each of its "
+                          f"{len(TOPICS)} topics, in {len(LANGUAGES)} languages")
+    rows = [row for _, row in sorted((r for rs in made.values() for r in rs), key=lambda r: r[0])]
     write_task_table(rows, Path(out_dir) / OUTPUT_FILE)
     checks = {r["task_id"]: ProofCheck(True, json.loads(r["metadata_json"])["verified"], "") for r in rows}
-    return _summary(f"atp: built {len(rows)} tasks from {len(theorems)} theorems", rows, checks,
+    n_theorems = len({json.loads(r["metadata_json"])["theorem"] for r in rows})
+    return _summary(f"atp: built {len(rows)} tasks from {n_theorems} theorems", rows, checks,
                     time.perf_counter() - start, failures)
 
 

@@ -6,8 +6,10 @@ declare axioms, must compile, and ``Print Assumptions`` must report the theorem 
 global context.
 
 Lean 4 and Isabelle have no toolchain on these machines: a structural checker (balanced
-delimiters, required keywords, no ``sorry``/``oops``, statement kept) runs always, and an adapter
-runs ``lake env lean FILE`` / ``isabelle build -D DIR`` when those commands are on PATH.
+delimiters, required keywords, no ``sorry``/``oops``, statement kept, and every word of the proof
+a tactic, keyword or lemma name on the prover's list below or a name bound in the statement or by
+the proof itself) runs always, and an adapter runs ``lake env lean FILE`` / ``isabelle build -D
+DIR`` when those commands are on PATH. Without the prover such rows stay ``verified: false``.
 """
 from __future__ import annotations
 
@@ -134,6 +136,16 @@ def _first_error(output: str) -> str:
     return " ".join(lines[:6])[:400] or "no output"
 
 
+def coq_tactic_sentences(steps: list[str]) -> int:
+    """Tactic sentences of a Coq proof: bullets (``-``, ``+``, ``*``) are not tactics; a sentence ends
+    with a period followed by a blank (``Nat.max`` is a name, not two sentences); ``t1; t2`` is one."""
+    total = 0
+    for line in steps:
+        body = re.sub(r"^\s*[-+*]+\s+", "", line)
+        total += len([s for s in re.split(r"\.(?=\s|$)", body) if s.strip()])
+    return total
+
+
 def tactic_of(line: str) -> str:
     """A proof line without the two-space base indent (deeper indents, e.g. under a bullet, stay)."""
     return line.removeprefix("  ")
@@ -188,7 +200,106 @@ def structural_check(language: str, statement: str, candidate: str, theorem: str
     unbalanced = _balanced(scan)
     if unbalanced:
         return ProofCheck(False, False, f"unbalanced delimiters: {unbalanced}")
-    return ProofCheck(True, False, "structural checks passed")
+    unknown = unknown_words(language, statement, strip_comments(candidate[len(statement):], language))
+    if unknown:
+        prover = "Lean 4" if language == "lean4" else "Isabelle"
+        return ProofCheck(False, False, f"unknown {prover} tactic or name {unknown[0]!r} (not on the checker's list, "
+                                        "not bound in the statement or the proof)"
+                                        + (f"; also {', '.join(map(repr, unknown[1:5]))}" if unknown[1:] else ""))
+    return ProofCheck(True, False, "structural checks passed (statement kept, delimiters balanced, every tactic "
+                                   "and name known)")
+
+
+# ---- the words a proof may use (structural check) ----------------------------------------------
+# Lean 4: the tactics the generated proofs use, then common Lean 4 / Mathlib tactics a hand-written
+# proof of these statements may use; keywords; lemma and constructor names. A word on none of these
+# lists and not bound in the statement or the proof (``intro h``, ``fun x =>``, ``| cons x xs ih =>``,
+# ``obtain ⟨k, hk⟩ := ...``) is rejected: the prover would not know it.
+LEAN_GENERATED_TACTICS = frozenset({"cases", "decide", "exact", "induction", "intro", "norm_num", "omega", "rfl",
+                                    "ring", "rw", "simp", "simp_all"})
+LEAN_TACTICS = LEAN_GENERATED_TACTICS | frozenset({
+    "abel", "aesop", "all_goals", "and_intros", "any_goals", "apply", "assumption", "by_cases", "by_contra",
+    "calc", "cases'", "change", "clear", "congr", "constructor", "contradiction", "contrapose", "conv", "dsimp",
+    "exacts", "exfalso", "ext", "field_simp", "first", "funext", "gcongr", "generalize", "have", "induction'",
+    "infer_instance", "interval_cases", "intros", "left", "linarith", "nlinarith", "norm_cast", "exact_mod_cast",
+    "obtain", "positivity", "push_cast", "push_neg", "rcases", "refine", "rename_i", "repeat", "revert", "right",
+    "rintro", "ring_nf", "rwa", "show", "simp_arith", "simpa", "specialize", "split", "subst", "symm", "tauto",
+    "trivial", "try", "unfold", "use", "next", "case", "exists", "nofun", "nomatch", "exact?", "let", "set",
+})
+LEAN_KEYWORDS = frozenset({"by", "with", "fun", "at", "only", "using", "this", "from", "then", "else", "if", "do",
+                           "in", "match", "generalizing", "says", "λ", "_"})
+LEAN_NAMES = frozenset({
+    "Or.inl", "Or.inr", "Or.elim", "And.intro", "And.left", "And.right", "Iff.intro", "absurd", "id", "trivial",
+    "List.length_append", "List.length_map", "List.length_reverse", "List.reverse_reverse", "List.map_append",
+    "List.append_assoc", "List.append_nil", "List.reverse_append", "Nat.max_comm", "Nat.add_comm", "Nat.mul_comm",
+    "Nat.add_assoc", "Nat.mul_assoc", "Nat.add_mul", "Nat.mul_add", "Nat.succ_le_of_lt", "Nat.lt_irrefl",
+    "Nat.le_refl", "Nat.Prime", "Dvd.intro", "max_comm", "add_comm", "mul_comm", "add_assoc", "mul_assoc",
+    "nil", "cons", "leaf", "node", "inl", "inr", "zero", "succ", "intro", "true", "false", "True", "False",
+})
+# Isabelle: proof methods (the generated ones first), Isar keywords and method modifiers, lemma names.
+ISABELLE_GENERATED_METHODS = frozenset({"auto", "blast", "eval", "induct", "presburger", "rule", "simp"})
+ISABELLE_METHODS = ISABELLE_GENERATED_METHODS | frozenset({
+    "algebra", "argo", "arith", "assumption", "cases", "clarsimp", "drule", "elim", "erule", "fact", "fastforce",
+    "force", "frule", "induction", "intro", "linarith", "metis", "rule_tac", "simp_all", "standard", "subst",
+    "unfold", "fastsimp", "iprover", "meson", "smt", "sos", "case_tac", "induct_tac", "insert", "safe",
+})
+ISABELLE_KEYWORDS = frozenset({
+    "by", "apply", "done", "end", "using", "unfolding", "proof", "qed", "show", "have", "from", "then", "thus",
+    "hence", "obtain", "where", "and", "fix", "assume", "next", "with", "also", "finally", "moreover",
+    "ultimately", "case", "for", "is", "of", "OF", "THEN", "add", "del", "only", "split", "arbitrary", "simps",
+    "dest", "iff", "cong", "thesis", "note", "let", "define", "that", "this", "taking", "consider", "_",
+})
+ISABELLE_NAMES = frozenset({
+    "dvdI", "dvdE", "dvd_def", "algebra_simps", "field_simps", "ac_simps", "mult.commute", "add.commute",
+    "add.assoc", "mult.assoc", "prime_def", "prime_nat_iff", "even_iff_two_dvd", "odd_iff", "list.induct",
+    "length_append", "rev_rev_ident", "map_append", "append_assoc", "conjI", "conjE", "disjI1", "disjI2", "disjE",
+    "impI", "notI", "notE", "allI", "exI", "Nil", "Cons", "Leaf", "Node",
+})
+_LEAN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_'!?]*(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*")
+_ISA_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_']*(?:\.[A-Za-z_][A-Za-z0-9_']*)*")
+_LEAN_BINDERS = [re.compile(p) for p in (
+    r"(?:\bfun\b|λ)([^\n]*?)=>",                                    # fun x y =>
+    r"\b(?:intro|intros|rintro|rename_i)\b([^;\n]*)",                # intro h ⟨hp, hq⟩
+    r"\bobtain\b([^\n]*?)(?::=|$)",                                  # obtain ⟨k, hk⟩ := h
+    r"\b(?:rcases|cases|cases'|induction|induction')\b[^;\n]*?\bwith\b([^;\n]*)",
+    r"\|\s*[A-Za-z_][\w.']*((?:\s+[A-Za-z_][\w']*)*)\s*=>",           # | cons x xs ih =>
+    r"\b(?:have|let|set|by_contra|by_cases|next|case)\b\s+([^:=\n]*)",  # have h : ..., next a b =>
+)]
+_ISA_BINDERS = [re.compile(p) for p in (
+    r"\b(?:fix|obtain)\b([^\n]*?)(?:\bwhere\b|$)",
+    r"\b(?:have|show|assume|note|case|define)\s+([A-Za-z_][\w']*)\s*:",
+    r"\bcase\s+\(\s*([^)]*)\)",
+)]
+
+
+def _drop_strings(text: str) -> str:
+    return re.sub(r'"[^"]*"', " ", text)
+
+
+def unknown_words(language: str, statement: str, proof: str) -> list[str]:
+    """The words of ``proof`` (the text after the statement, comments already removed) that are no
+    tactic, keyword or lemma name the checker knows for the prover and no name bound in the statement
+    or by the proof, in order of appearance."""
+    if language == "lean4":
+        word, binders = _LEAN_WORD, _LEAN_BINDERS
+        known = LEAN_TACTICS | LEAN_KEYWORDS | LEAN_NAMES
+        proof_text = proof
+    else:
+        word, binders = _ISA_WORD, _ISA_BINDERS
+        known = ISABELLE_METHODS | ISABELLE_KEYWORDS | ISABELLE_NAMES
+        statement = re.sub(r"\\<[^>]*>", " ", statement)
+        proof_text = _drop_strings(re.sub(r"\\<[^>]*>", " ", proof))    # quoted terms are the prover's business
+    local = set(word.findall(statement))
+    for pattern in binders:
+        for m in pattern.finditer(proof_text):
+            local.update(word.findall(m.group(1)))
+    out = []
+    for w in word.findall(proof_text):
+        if w in known or w in local or w.split(".")[0] in local:   # ``h.1``, ``l.length``: fields of a local
+            continue
+        if w not in out:
+            out.append(w)
+    return out
 
 
 def lean_command(path: Path) -> list[str]:

@@ -2,7 +2,13 @@
 sequence (commit, branch, checkout, merge, rebase, cherry-pick, reset, revert, tag, fetch).
 
 Goal trees are computed by replaying the golden commands with real git (``replay``) and checked with
-LGB's comparison rules (``trees``). A task is rejected when its start tree already matches the goal.
+LGB's comparison rules (``trees``). A task is rejected when its start tree already matches the goal,
+or when its prompt (start and goal tree) is one an earlier task already has.
+
+Cells: the 9 level kinds (``KINDS``). ``--count N`` is the number of tasks, spread evenly over the
+kinds (default 40); each kind draws scenarios from its own seeded stream (distinct start tree and
+commands, at most ``MAX_DRAWS`` draws) and a rejected candidate is replaced by the kind's next one.
+A count above the kinds' distinct scenarios is refused before anything is replayed.
 """
 from __future__ import annotations
 
@@ -14,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cache import canonical_json
-from pipeline.tasks.common import Failure, GoldenTrace, Report, verify_all, write_task_table
-from pipeline.tasks.git.generate import KINDS, Scenario, generate
+from pipeline.tasks.common import Candidates, Failure, GoldenTrace, Report, fill_or_refuse, verify_all, write_task_table
+from pipeline.tasks.git.generate import KINDS, MAX_DRAWS, Scenario, kind_draws
 from pipeline.tasks.git.replay import GitCommandError, replay, split_commands
 from pipeline.tasks.git.trees import default_tree, level_flags, reduce_tree, trees_match
 
@@ -91,26 +97,35 @@ def _report(title: str, rows: list[dict], checks: dict[str, LevelCheck], failure
 
 
 def build(count: int | None, seed: int, out_dir: Path, toolbox=None) -> Report:
+    """``count`` levels that replay with real git, spread over the kinds; rejected candidates are reported."""
     start = time.perf_counter()
     count = count or DEFAULT_COUNT
-    scenarios = generate(count * 3, seed)      # deterministic pool, taken in order until count pass
-    rows, rejected, pos = [], [], 0
-    with ThreadPoolExecutor(WORKERS) as pool:
-        while len(rows) < count and pos < len(scenarios):
-            chunk = list(enumerate(scenarios))[pos:pos + max(4, count - len(rows))]
-            for (i, s), (row, why) in zip(chunk, pool.map(lambda p: _make_row(p[1], p[0], seed), chunk)):
-                if len(rows) >= count:
-                    break
-                if row is None:
-                    rejected.append(f"{s.kind}#{i}: {why}")
-                else:
-                    rows.append(row)
-            pos += len(chunk)
+    rejected: list[str] = []
+    prompts: set[str] = set()
+
+    def check(batch):
+        with ThreadPoolExecutor(WORKERS) as pool:
+            results = list(pool.map(lambda item: _make_row(item[2], item[1], seed), batch))
+        out = []
+        for (kind, index, _s), (row, why) in zip(batch, results):
+            if row is not None and row["prompt"] in prompts:
+                row, why = None, "same start and goal tree as an earlier level"
+            if row is None:
+                rejected.append(f"{kind}#{index}: {why}")
+                out.append(None)
+            else:
+                prompts.add(row["prompt"])
+                out.append(((KINDS.index(kind), index), row))
+        return out
+
+    made = fill_or_refuse("git", count, list(KINDS), Candidates(lambda kind: kind_draws(seed, kind)), check,
+                          f"distinct scenarios among the first {MAX_DRAWS} draws of each of its {len(KINDS)} "
+                          "level kinds")
+    rows = [row for _, row in sorted((r for rs in made.values() for r in rs), key=lambda r: r[0])]
     write_task_table(rows, Path(out_dir) / OUTPUT_FILE)
     checks = {r["task_id"]: LevelCheck(True, "") for r in rows}
-    failures = [] if len(rows) >= count else [Failure("git", f"only {len(rows)} of {count} tasks could be made")]
     report = _report(f"git: built {len(rows)} tasks, rejected {len(rejected)} candidates "
-                     f"({time.perf_counter() - start:.1f} s)", rows, checks, failures)
+                     f"({time.perf_counter() - start:.1f} s)", rows, checks, [])
     report.rows.extend([[f"rejected: {r[:90]}", "", "", ""] for r in rejected])
     return report
 

@@ -93,6 +93,22 @@ def scenario(rng: random.Random, kind: str) -> Scenario:
     return Scenario(kind, start, cmds, flags)
 
 
+MAX_DRAWS = 3000            # draws per kind; their distinct (start tree, commands) are the kind's space
+
+
+def kind_draws(seed: int, kind: str, max_draws: int = MAX_DRAWS):
+    """``((key,), scenario)`` for each of a kind's draws, from the kind's own seeded stream; the key is the
+    start tree and the commands (two draws with the same key are the same level)."""
+    import json
+
+    from pipeline.tasks.common import cell_rng
+
+    rng = cell_rng(seed, "git", kind)
+    for _ in range(max_draws):
+        s = scenario(rng, kind)
+        yield (json.dumps([s.start, s.commands, s.flags], sort_keys=True),), s
+
+
 def generate(count: int, seed: int) -> list[Scenario]:
     rng = random.Random(seed)
     return [scenario(rng, KINDS[i % len(KINDS)]) for i in range(count)]

@@ -1,15 +1,25 @@
 """Build and validate the MATH task set.
 
-For every (family, level, index) cell a problem is drawn from a seeded stream and kept only
-when it verifies: the worked solution, sympy's direct answer and a second method agree; every
-calculator call of the golden trace returns the value the worked step computed; every
-knowledge search returns the intended knowledge point in its top 3; and a solution with one
-injected error exists for the process-level tasks. Otherwise the next draw is tried.
+Cells: the 20 problem templates (``FAMILIES``, 10 algebra and 10 geometry knowledge points) x the
+5 levels, 100 cells. ``--count N`` is the number of tasks, spread evenly over the cells
+(``pipeline.tasks.common.spread``; default 500, five per cell). Each cell draws parameters from
+its own seeded stream (``problem_rng(seed, template, level, 0, draw)``, at most ``MAX_DRAWS``
+draws) and keeps a draw only when its prompt is new to the whole set, so a cell is sampled without
+replacement and no prompt is written twice. Some cells are small (polygon angle sums at level 1
+have 8 problems); a cell whose space is used up gives the rest of its share to the others. A
+count above what the cells hold is refused before anything is built.
+
+A candidate is kept only when it verifies: the worked solution, sympy's direct answer and a
+second method agree; every calculator call of the golden trace returns the value the worked step
+computed; every knowledge search returns the intended knowledge point in its top 3; and a
+solution with one injected error exists for the process-level tasks. Otherwise the cell's next
+candidate is tried.
 """
 from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +28,16 @@ import pyarrow as pa
 import sympy as sp
 
 from pipeline.cache import canonical_json
-from pipeline.tasks.common import Failure, GoldenTrace, Report, print_report, replay_trace, write_task_table
+from pipeline.tasks.common import (
+    Candidates,
+    Failure,
+    GoldenTrace,
+    Report,
+    fill_or_refuse,
+    print_report,
+    replay_trace,
+    write_task_table,
+)
 from pipeline.tasks.math import algebra, geometry
 from pipeline.tasks.math.answers import answer_json, answer_text, check_answer, reference_value
 from pipeline.tasks.math.core import CAPABILITIES, LEVELS, Family, NotApplicable, Solution, problem_rng, show
@@ -26,8 +45,8 @@ from pipeline.tasks.math.derived import derived_rows
 from pipeline.tasks.math.safe_eval import CalcError, parse
 
 FAMILIES: dict[str, Family] = {f.name: f for f in algebra.FAMILIES + geometry.FAMILIES}
-DEFAULT_COUNT = 5
-MAX_ATTEMPTS = 60
+DEFAULT_COUNT = 500         # tasks (five per cell)
+MAX_DRAWS = 3000            # draws per cell; their distinct prompts are the cell's space
 TASKS_FILE = "math-tasks.parquet"
 DERIVED_FILE = "math-derived.parquet"
 DERIVED_SCHEMA = pa.schema([
@@ -194,44 +213,60 @@ def task_row(problem: Problem, trace: GoldenTrace) -> dict:
             "metadata_json": canonical_json(metadata)}
 
 
-def generate_cell(family: Family, level: int, seed: int, index: int, toolbox, seen: set[str]) -> tuple[dict, int]:
-    """The first verified, unseen problem of a cell; returns (row, rejected draws)."""
-    reasons = []
-    for attempt in range(MAX_ATTEMPTS):
-        try:
-            problem = draft(family, level, seed, index, attempt)
-            if problem.prompt in seen:
-                raise Unverified("duplicate prompt")
-            row = task_row(problem, golden_trace(problem, toolbox))
-        except Unverified as exc:
-            reasons.append(str(exc))
-            continue
-        seen.add(problem.prompt)
-        return row, attempt
-    raise RuntimeError(f"{family.name} level {level} #{index}: no verifiable problem in {MAX_ATTEMPTS} draws; "
-                       f"last reasons: {reasons[-3:]}")
-
-
 # ---- build ----------------------------------------------------------------------------------
-def build_rows(count: int, seed: int, toolbox, families: list[str] | None = None) -> tuple[list[dict], dict[str, int]]:
-    """Rows for every family (or the named ones), level and index, in a fixed order."""
-    rows, rejected = [], {}
-    for name in sorted(families or FAMILIES):
-        family, seen = FAMILIES[name], set()
-        rejected[name] = 0
-        for level in LEVELS:
-            for index in range(count):
-                row, dropped = generate_cell(family, level, seed, index, toolbox, seen)
-                rows.append(row)
-                rejected[name] += dropped
-    return rows, rejected
+def cells(families: list[str] | None = None) -> list[tuple[str, int]]:
+    """Every (template, level) cell, ordered so that a small count reaches every template and every
+    level early: the k-th cell is template k % T at level (k // T + k % T) % 5 (one cell each)."""
+    names = sorted(families or FAMILIES)
+    n = len(names)
+    return [(names[k % n], LEVELS[(k // n + k % n) % len(LEVELS)]) for k in range(n * len(LEVELS))]
+
+
+def _draws(seed: int):
+    def draw(cell: tuple[str, int]):
+        name, level = cell
+        family = FAMILIES[name]
+        for attempt in range(MAX_DRAWS):
+            params = json.loads(canonical_json(family.draw(problem_rng(seed, name, level, 0, attempt), level)))
+            yield (family.prompt(params),), (attempt, params)
+    return draw
+
+
+def build_count(count: int, seed: int, toolbox, families: list[str] | None = None) -> tuple[list[dict], dict[str, int]]:
+    """Exactly ``count`` verified rows spread over the cells of every template (or the named ones),
+    in template, level, index order; also the rejected candidates per template.
+    Raises ``CountTooLarge`` (before verifying anything) when the cells hold fewer problems."""
+    grid = cells(families)
+    rejected: Counter = Counter()
+
+    def check(batch):
+        out = []
+        for (name, level), index, (attempt, params) in batch:
+            try:
+                problem = realise(FAMILIES[name], level, seed, index, attempt, params)
+                out.append(((name, level, index), task_row(problem, golden_trace(problem, toolbox))))
+            except Unverified:
+                rejected[name] += 1
+                out.append(None)
+        return out
+
+    made = fill_or_refuse("math", count, grid, Candidates(_draws(seed)), check,
+                          f"distinct problems among the first {MAX_DRAWS} draws of each of its {len(grid)} "
+                          "template x level cells")
+    rows = [row for _, row in sorted((r for rs in made.values() for r in rs), key=lambda r: r[0])]
+    return rows, {name: rejected[name] for name, _ in grid}
+
+
+def build_rows(per_cell: int, seed: int, toolbox, families: list[str] | None = None) -> tuple[list[dict], dict[str, int]]:
+    """``per_cell`` problems in every cell of every template (or the named ones), when the cells hold them."""
+    return build_count(per_cell * len(cells(families)), seed, toolbox, families)
 
 
 def build(count: int | None, seed: int, out_dir: Path, toolbox) -> Report:
     count = DEFAULT_COUNT if count is None else count
     if count < 1:
         raise SystemExit("--count must be at least 1")
-    rows, rejected = build_rows(count, seed, toolbox)
+    rows, rejected = build_count(count, seed, toolbox)
     out_dir = Path(out_dir)
     write_task_table(rows, out_dir / TASKS_FILE)
     derived = [d for row in rows for d in derived_rows(row)]

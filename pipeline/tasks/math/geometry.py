@@ -291,10 +291,11 @@ def _dist_draw(rng, level):
         if level == 4:
             p["story"] = "towns"
         return p
-    if level == 2:
-        return {"ask": "distance", "pts": [[x1, y1], [nonzero(rng, -9, 9), nonzero(rng, -9, 9)]]}
-    if level == 3:
-        return {"ask": "midpoint", "pts": [[x1, y1], [nonzero(rng, -9, 9), nonzero(rng, -9, 9)]]}
+    if level in (2, 3):
+        while True:             # two distinct points: a segment, not a point
+            other = [nonzero(rng, -9, 9), nonzero(rng, -9, 9)]
+            if other != [x1, y1]:
+                return {"ask": "distance" if level == 2 else "midpoint", "pts": [[x1, y1], other]}
     while True:
         pts = [[rng.randint(-6, 6), rng.randint(-6, 6)] for _ in range(3)]
         if sp.Point.is_collinear(*[sp.Point(*q) for q in pts]) is False and len({tuple(q) for q in pts}) == 3:
@@ -358,7 +359,7 @@ def _dist_direct(p):
     if p["ask"] == "distance":
         return a.distance(b)
     if p["ask"] == "midpoint":
-        m = sp.Segment(a, b).midpoint
+        m = a.midpoint(b)       # Segment(a, a) would collapse to a Point, whose .midpoint is a method
         return (m.x, m.y)
     return sp.Triangle(*[sp.Point(*q) for q in p["pts"]]).perimeter
 

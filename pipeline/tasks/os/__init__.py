@@ -1,5 +1,11 @@
 """Shell tasks (AgentBench OS format): file system, users/groups/permissions, processes.
 
+Cells: the 21 task kinds (7 file-system, 8 user/permission, 6 process generators). ``--count N``
+is the number of tasks, spread evenly over the kinds (default 60); each kind draws from its own
+seeded stream, a description is never written twice, and a candidate that fails in the sandbox is
+replaced by the kind's next one. A count above the kinds' distinct descriptions (within
+``MAX_DRAWS`` draws each) is refused before anything is run.
+
 Every task is run in the throwaway root of ``sandbox`` (never on the host): init (+ start), then the
 golden solution must pass (answer equals ``evaluation.match``, or ``evaluation.check`` exits 0), and
 doing nothing must fail (check tasks: the check right after init; answer tasks: the empty answer, and
@@ -16,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cache import canonical_json
-from pipeline.tasks.common import Failure, GoldenTrace, Report, verify_all, write_task_table
+from pipeline.tasks.common import Candidates, Failure, GoldenTrace, Report, fill_or_refuse, verify_all, write_task_table
 from pipeline.tasks.os import agentbench
-from pipeline.tasks.os.generate import DOMAINS, OsTask, generate
+from pipeline.tasks.os.generate import DOMAINS, MAX_DRAWS, OsTask, kind_draws, kinds
 from pipeline.tasks.os.sandbox import SandboxUnavailable, run_session, sandbox_available
 
 DEFAULT_COUNT = 60
@@ -95,6 +101,7 @@ def check_task(task: dict, expected: str | None = None) -> TaskCheck:
 
 
 def _row(t: OsTask, index: int, seed: int, check: TaskCheck) -> dict:
+    """``index``: the task's position among its kind's candidates."""
     match = agentbench.match_value(t.task)
     # the printed answer is kept for answer tasks only: other output may hold PIDs, which vary run to run
     plan = [{"act": "bash", "script": agentbench.example_script(t.task),
@@ -123,35 +130,37 @@ def _report(title: str, rows: list[dict], checks: dict[str, TaskCheck], failures
 
 
 def build(count: int | None, seed: int, out_dir: Path, toolbox=None) -> Report:
-    """Generate candidates until ``count`` pass the sandbox; rejected candidates are reported."""
+    """``count`` tasks that pass the sandbox, spread over the kinds; rejected candidates are reported."""
     start = time.perf_counter()
     count = count or DEFAULT_COUNT
     if not sandbox_available():
         return Report("os: sandbox unavailable", ["problem"], [["needs root, unshare and overlayfs"]],
                       [Failure("os", "the OS-task sandbox cannot run on this machine")])
-    rows, checks, rejected = [], {}, []
-    batch = count
-    candidates = generate(count * 3, seed)   # deterministic pool; taken in order
-    pos = 0
-    with ThreadPoolExecutor(WORKERS) as pool:
-        while len(rows) < count and pos < len(candidates):
-            chunk = candidates[pos:pos + batch]
-            results = list(pool.map(lambda t: check_task(t.task, t.expected), chunk))
-            for offset, (t, c) in enumerate(zip(chunk, results)):
-                if len(rows) >= count:
-                    break
-                if c.ok and c.verified:
-                    row = _row(t, pos + offset, seed, c)
-                    rows.append(row)
-                    checks[row["task_id"]] = c
-                else:
-                    rejected.append(f"{t.kind}#{pos + offset}: {c.detail}")
-            pos += len(chunk)
-            batch = max(4, count - len(rows))
+    grid = kinds()
+    checks: dict[str, TaskCheck] = {}
+    rejected: list[str] = []
+
+    def check(batch):
+        with ThreadPoolExecutor(WORKERS) as pool:
+            results = list(pool.map(lambda item: check_task(item[2].task, item[2].expected), batch))
+        out = []
+        for (kind, index, t), c in zip(batch, results):
+            if c.ok and c.verified:
+                row = _row(t, index, seed, c)
+                checks[row["task_id"]] = c
+                out.append(((grid.index(kind), index), row))
+            else:
+                rejected.append(f"{kind}#{index}: {c.detail}")
+                out.append(None)
+        return out
+
+    made = fill_or_refuse("os", count, grid, Candidates(lambda kind: kind_draws(seed, kind)), check,
+                          f"distinct descriptions among the first {MAX_DRAWS} draws of each of its {len(grid)} "
+                          "task kinds")
+    rows = [row for _, row in sorted((r for rs in made.values() for r in rs), key=lambda r: r[0])]
     write_task_table(rows, Path(out_dir) / OUTPUT_FILE)
-    failures = [] if len(rows) >= count else [Failure("os", f"only {len(rows)} of {count} tasks passed")]
     report = _report(f"os: built {len(rows)} tasks, rejected {len(rejected)} candidates "
-                     f"({time.perf_counter() - start:.1f} s)", rows, checks, failures)
+                     f"({time.perf_counter() - start:.1f} s)", rows, checks, [])
     report.rows.extend([[f"rejected: {r[:90]}", "", "", "", ""] for r in rejected])
     return report
 

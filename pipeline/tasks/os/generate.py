@@ -373,6 +373,28 @@ GENERATORS: dict[str, list[Callable[[random.Random], OsTask]]] = {
 }
 
 
+GENERATOR_BY_KIND: dict[str, Callable[[random.Random], OsTask]] = {
+    gen.__name__: gen for gens in GENERATORS.values() for gen in gens}
+MAX_DRAWS = 3000            # draws per kind; their distinct descriptions are the kind's space
+
+
+def kinds() -> list[str]:
+    """Every task kind, domains in turn (first of each domain, then second...): a small count reaches
+    every domain first."""
+    width = max(len(g) for g in GENERATORS.values())
+    return [GENERATORS[d][i].__name__ for i in range(width) for d in DOMAINS if i < len(GENERATORS[d])]
+
+
+def kind_draws(seed: int, kind: str, max_draws: int = MAX_DRAWS):
+    """``((description,), task)`` for each of a kind's draws, from the kind's own seeded stream."""
+    from pipeline.tasks.common import cell_rng
+
+    rng = cell_rng(seed, "os", kind)
+    for _ in range(max_draws):
+        task = GENERATOR_BY_KIND[kind](rng)
+        yield (task.task["description"],), task
+
+
 def generate(count: int, seed: int) -> list[OsTask]:
     """``count`` tasks, domains in turn and generators in turn within a domain; deterministic per seed."""
     rng = random.Random(seed)
