@@ -14,6 +14,7 @@ from pipeline import expressions
 from pipeline.catalog import LevelPreset
 from pipeline.config import PROVENANCES
 from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, Leg
+from pipeline.snapshot.page import name_pattern
 from pipeline.stages.base import value_inputs
 from pipeline.tools.spec import TOOL_NAMES
 
@@ -121,7 +122,7 @@ def check_riddle(leg: Leg, forbidden: list[str]) -> list[str]:
             errors.append(f"clue {c.number} refers to later clues {later}")
     riddle = leg.riddle.lower()
     for name in forbidden:
-        if re.search(r"(?<!\w)" + re.escape(name.lower()) + r"(?!\w)", riddle):
+        if re.search(name_pattern(name), leg.riddle, flags=re.IGNORECASE):
             errors.append(f"the riddle names the page {name!r}")
     for tool in TOOL_NAMES:
         if tool in riddle:

@@ -10,7 +10,19 @@ from pipeline import expressions
 from pipeline.catalog import roadblock_templates
 from pipeline.config import load_settings
 from pipeline.execute import StopFailed, run_stop
-from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, FactSpec, Stop
+from pipeline.model import (
+    DETOUR,
+    FINISH_LINE,
+    LINK_FOLLOW,
+    MERGE,
+    ROADBLOCK,
+    ROUTE_INFO,
+    SEARCH_QUERY,
+    Clue,
+    FactSpec,
+    Leg,
+    Stop,
+)
 from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalidate, verbalize
 from pipeline.stages.base import Rejected, StageContext, value_inputs
 from pipeline.stages.build import make_roadblock
@@ -153,3 +165,21 @@ def test_every_roadblock_template_yields_a_number_on_real_inputs(ctx, name):
             outcomes.setdefault(tuple(sorted(stop.roadblock.params.items())), []).append(value)
     for params, values in outcomes.items():
         assert any(isinstance(v, int) for v in values), (name, params, values[:3])
+
+
+def test_every_name_of_a_page_is_forbidden_in_every_form(ctx):
+    """Title without its disambiguation, infobox name, plural and possessive (issue: 12.5% of legs
+    named another page of the leg, e.g. "Gone with the Wind is a [?] American epic...")."""
+    from pipeline.invariants import check_riddle
+    from pipeline.stages.verbalize import find_leak, mask_names, page_names
+    names = page_names("Animalia (book)", ctx)
+    assert {"Animalia (book)", "Animalia"} <= names
+    assert "Ray-finned fish" in page_names("Actinopterygii", ctx)          # the infobox's name
+    listed = sorted(page_names("Amphibian", ctx), key=lambda n: (-len(n), n))
+    for text in ("Amphibians live on land.", "the Amphibian's skin", "AMPHIBIAN"):
+        assert find_leak(text, listed) is not None, text
+    assert find_leak("amphibiology is another word", listed) is None         # not a word of its own
+    assert mask_names("Animalia is a book; Animalia's pages", sorted(names)) == "[...] is a book; [...] pages"
+    leg = Leg("l", "easy", "linear", 0, "Seed", "u", [Stop(0, "route_info", "d")],
+              clues=[Clue(0, 1, "Read about the Amphibians of the region.")])
+    assert any("names the page" in e for e in check_riddle(leg, listed))      # invariant 5 agrees

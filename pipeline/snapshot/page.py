@@ -6,6 +6,7 @@ content hash depends on content only.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +28,12 @@ def canonical_title(title: str) -> str:
     """MediaWiki title normalisation: underscores to spaces, collapse spaces, first letter upper."""
     t = " ".join(title.replace("_", " ").split())
     return t[:1].upper() + t[1:] if t else t
+
+
+def name_pattern(name: str) -> str:
+    """A page's name as a whole word, also in its plural or possessive form ("junipers", "Ray's"):
+    what invariant 5 and verbalize's masking both look for (a regex; match case-insensitively)."""
+    return r"(?<!\w)" + re.escape(name) + r"(?:s|es|'s|\u2019s)?(?!\w)"
 
 
 def title_to_url(title: str) -> str:

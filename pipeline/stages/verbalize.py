@@ -20,7 +20,7 @@ import jinja2
 from pipeline import expressions
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
 from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, Clue, Leg, PageWording, Stop
-from pipeline.snapshot.page import infobox_kind
+from pipeline.snapshot.page import infobox_kind, name_pattern
 from pipeline.stages import llm_steps
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.tools.spec import TOOL_NAMES
@@ -41,27 +41,42 @@ def render(name: str, **kw) -> str:
 
 
 # ---- leak control -----------------------------------------------------------------------------
+def page_names(title: str, ctx: StageContext) -> set[str]:
+    """Every name a page goes by: its title, the title without its parenthesised disambiguation
+    ("Gone with the Wind (film)" -> "Gone with the Wind"), its redirect aliases (likewise) and its
+    infobox's ``name``. Plurals and possessives of each are matched by ``find_leak``."""
+    names = {title, *ctx.store.aliases(title)}
+    page = ctx.page(title)
+    if page is not None:
+        named = page.field("name")
+        if named is not None and named.text and len(named.text) <= 80:
+            names.add(named.text.strip())
+    names |= {_DISAMBIGUATION.sub("", n).strip() for n in names}
+    return {n for n in names if len(n) >= 3}
+
+
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+
+
 def forbidden_names(leg: Leg, ctx: StageContext) -> list[str]:
-    """Titles and redirect aliases of every page on the leg except the seed."""
+    """Every name of every page on the leg except the seed (``page_names``), longest first."""
     names: set[str] = set()
     for s in leg.stops:
         if s.kind == ROUTE_INFO and s.page_title and s.page_title != leg.seed_title:
-            names.add(s.page_title)
-            names.update(ctx.store.aliases(s.page_title))
-    return sorted((n for n in names if len(n) >= 3), key=lambda n: (-len(n), n))
+            names |= page_names(s.page_title, ctx)
+    return sorted(names, key=lambda n: (-len(n), n))
 
 
 def find_leak(text: str, names: list[str]) -> str | None:
-    low = text.lower()
     for name in names:
-        if re.search(r"(?<!\w)" + re.escape(name.lower()) + r"(?!\w)", low):
+        if re.search(name_pattern(name), text, flags=re.IGNORECASE):
             return name
     return None
 
 
 def mask_names(text: str, names: list[str]) -> str:
     for name in names:
-        text = re.sub(r"(?<!\w)" + re.escape(name) + r"(?!\w)", "[...]", text, flags=re.IGNORECASE)
+        text = re.sub(name_pattern(name), "[...]", text, flags=re.IGNORECASE)
     return text
 
 
