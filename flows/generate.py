@@ -189,7 +189,7 @@ def new_leg(params: GenerationParams, slot: int, attempt: int) -> Leg:
     leg_id = "leg_" + hashlib.sha256(f"{params.variant}|{params.level}|{params.seed}|{slot}|{attempt}".encode()).hexdigest()[:12]
     leg = Leg(leg_id=leg_id, level=params.level, variant=params.variant, seed=params.seed * 1_000_003 + slot,
               seed_title=params.seed_title or "", seed_url="")  # a requested seed; crawl resolves it
-    leg.metadata["slot"], leg.metadata["attempt"] = slot, attempt
+    leg.metadata["slot"], leg.metadata["attempt"], leg.metadata["slots"] = slot, attempt, params.count
     return leg
 
 

@@ -1,6 +1,7 @@
 """Stage 1, crawl: pick the seed page and collect the pages reachable within the level's depth."""
 from __future__ import annotations
 
+import random
 from collections import deque
 
 from pipeline.model import Crawl, Leg
@@ -23,6 +24,27 @@ def seed_candidates(ctx: StageContext) -> list[str]:
     return ctx.memo("seed_candidates", compute)
 
 
+SLOT_STRIDE = 1_000_003   # flows.generate.new_leg: leg.seed = run seed * SLOT_STRIDE + slot
+
+
+def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | None:
+    """Seeds spread over the pool instead of drawn independently (one seed used to start 11 of 25
+    legs): the run's slots walk one seeded permutation of the pool, slot i's attempt a taking its
+    (i + a * slots)-th page, so no two attempts of a run share a seed until the pool is used up.
+    None for a leg made outside a run (no slot), which draws its seed at random."""
+    slot, attempt, slots = (leg.metadata.get(k) for k in ("slot", "attempt", "slots"))
+    if slot is None or attempt is None or not slots:
+        return None
+    run_seed = leg.seed // SLOT_STRIDE
+
+    def order() -> list[str]:
+        shuffled = list(candidates)
+        random.Random(f"seed-order|{run_seed}|{leg.level}|{leg.variant}").shuffle(shuffled)
+        return shuffled
+    pool = ctx.memo(f"seed_order|{run_seed}|{leg.level}|{leg.variant}|{len(candidates)}", order)
+    return pool[(slot + attempt * slots) % len(pool)]
+
+
 def run(leg: Leg, ctx: StageContext) -> Leg:
     preset = ctx.presets[leg.level]
     rng = rng_for(leg, "crawl")
@@ -33,7 +55,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         candidates = forkable or candidates
     if not candidates:
         raise Rejected("crawl: the snapshot has no page usable as a seed")
-    seed = leg.seed_title or candidates[rng.randrange(len(candidates))]  # a requested seed, else a drawn one
+    seed = leg.seed_title or spread_seed(leg, candidates, ctx) or candidates[rng.randrange(len(candidates))]
     page = ctx.page(seed)
     if page is None:
         bad = ctx.bad_pages.get(seed)
