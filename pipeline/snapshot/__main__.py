@@ -24,7 +24,7 @@ def cmd_build(args, console: Console) -> int:
     started = time.monotonic()
     try:
         result = build_snapshot(args.sources, out, log=(lambda m: console.print(m, highlight=False))
-                                if not args.quiet else None)
+                                if not args.quiet else None, language=args.language)
     except SnapshotInputError as exc:
         console.print(f"[red]build failed, nothing written:[/red] {exc}", highlight=False)
         return 2
@@ -42,6 +42,10 @@ def cmd_build(args, console: Console) -> int:
                   f"{c['links_in_snapshot']} of {c['links']}, redirects {c['redirects']}", highlight=False)
     console.print(f"merged titles {r['merges']}, skipped pages {r['skipped']}, redirects dropped "
                   f"{r['redirects_dropped']} (see build_report.json)", highlight=False)
+    console.print(f"language {m['language']}: {r['other_language']} pages identified as another language "
+                  "(kept, never seeds or route pages); by language " + ", ".join(
+                      f"{k} {v}" for k, v in sorted(m["languages"].items(), key=lambda kv: -kv[1])[:6]),
+                  highlight=False)
     console.print(f"hash {m['hash']}  ({time.monotonic() - started:.1f} s)", highlight=False)
     return 0
 
@@ -76,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--from", dest="sources", action="append", required=True, metavar="PATH",
                    help="a file or a folder (scanned for .zim, .xml(.bz2), .json and folders of .txt); repeatable")
     b.add_argument("--out", help="snapshot directory (default: settings.snapshot_dir)")
+    b.add_argument("--language", default="en", help="the snapshot's language (ISO 639-1); pages identified as "
+                   "another (py3langid) are never seeds or route pages")
     b.add_argument("--quiet", action="store_true")
     i = sub.add_parser("info", help="counts and content hash of a snapshot")
     i.add_argument("--snapshot", help="snapshot directory (default: settings.snapshot_dir)")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pipeline.cache import canonical_json, file_sha256
 from pipeline.snapshot.importers import Redirect, Skipped, SnapshotInputError, Source, TopicHint, detect_sources
+from pipeline.snapshot.language import identify, page_text
 from pipeline.snapshot.page import Link, Page
 from pipeline.snapshot.wikitext import first_sentence
 
@@ -57,6 +58,7 @@ class BuildReport:
     redirects_shadowed: int = 0     # alias is itself a page
     topics_applied: int = 0
     ignored_files: list[str] = field(default_factory=list)
+    other_language: list[dict] = field(default_factory=list)  # pages in another language: never seeds or route pages
 
     def to_dict(self) -> dict:
         return {
@@ -67,13 +69,15 @@ class BuildReport:
             "redirects_shadowed": self.redirects_shadowed,
             "topics_applied": self.topics_applied,
             "ignored_files": sorted(self.ignored_files),
+            "other_language": sorted(self.other_language, key=lambda d: d["title"]),
         }
 
     def summary(self) -> dict:
         return {"skipped": len(self.skipped), "merges": len(self.merges),
                 "redirect_conflicts": len(self.redirect_conflicts),
                 "redirects_dropped": self.redirects_dropped, "redirects_shadowed": self.redirects_shadowed,
-                "topics_applied": self.topics_applied, "ignored_files": len(self.ignored_files)}
+                "topics_applied": self.topics_applied, "ignored_files": len(self.ignored_files),
+                "other_language": len(self.other_language)}
 
 
 @dataclass
@@ -99,8 +103,9 @@ def collect_sources(paths: Iterable[str | os.PathLike]) -> tuple[list[Source], l
 
 
 def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
-                   log: Callable[[str], None] | None = None) -> BuildResult:
-    """Import ``paths`` and write the snapshot directory ``out`` (replaced only on success)."""
+                   log: Callable[[str], None] | None = None, language: str = "en") -> BuildResult:
+    """Import ``paths`` and write the snapshot directory ``out`` (replaced only on success);
+    ``language`` is the snapshot's: pages identified as another are kept but marked."""
     log = log or (lambda msg: None)
     out = Path(out)
     paths = list(paths)
@@ -112,7 +117,7 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
     tmp.mkdir()
     try:
         report = BuildReport(ignored_files=ignored)
-        manifest = _build_into(tmp, sources, report, log)
+        manifest = _build_into(tmp, sources, report, log, language)
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -137,7 +142,7 @@ def _replace_dir(tmp: Path, out: Path) -> None:
         shutil.rmtree(backup, ignore_errors=True)
 
 
-def _build_into(tmp: Path, sources: list[Source], report: BuildReport, log) -> dict:
+def _build_into(tmp: Path, sources: list[Source], report: BuildReport, log, language: str = "en") -> dict:
     staging_path = tmp / "staging.sqlite"
     stage = sqlite3.connect(staging_path, isolation_level=None)
     stage.executescript("""
@@ -185,11 +190,16 @@ def _build_into(tmp: Path, sources: list[Source], report: BuildReport, log) -> d
     content_hash = hashlib.sha256()
     counts = {"pages": 0, "infobox_pages": 0, "pages_with_coords": 0, "sections": 0, "links": 0,
               "links_in_snapshot": 0, "redirects": len(final_redirects), "categories": 0}
+    languages: dict[str, int] = {}
     db.execute("BEGIN")
     for page_id, (title, page_json) in enumerate(stage.execute("SELECT title, json FROM staged ORDER BY title"), 1):
         page = Page.from_dict(json.loads(page_json))
         page.links = _resolved_links(page, resolve, titles)
         page.aliases = sorted(aliases.get(title, []))
+        page.language = identify(page_text(page))
+        languages[page.language or "undetermined"] = languages.get(page.language or "undetermined", 0) + 1
+        if page.language and page.language != language:
+            report.other_language.append({"title": title, "language": page.language})
         for (topic,) in stage.execute("SELECT topic FROM topics WHERE title = ? ORDER BY topic", (title,)):
             if topic not in page.categories:
                 page.categories.append(topic)
@@ -225,6 +235,8 @@ def _build_into(tmp: Path, sources: list[Source], report: BuildReport, log) -> d
         "hash": digest,
         "hash_method": HASH_METHOD,
         "counts": counts,
+        "language": language,
+        "languages": dict(sorted(languages.items())),
         "sources": source_rows,
         "report": report.summary(),
         "files": {PAGES_DB: file_sha256(db_path)},

@@ -79,6 +79,7 @@ class Page:
     aliases: list[str] = field(default_factory=list)  # redirect titles pointing here
     revision_ts: str | None = None
     source: str = ""                 # e.g. "enwiki-sample-pages-articles.xml.bz2"
+    language: str = ""               # identified at build (snapshot.language); "" undetermined
     licence: str = "CC BY-SA 4.0"
 
     def to_dict(self) -> dict[str, Any]:

@@ -67,6 +67,7 @@ class SnapshotStore:
         self.path = path
         self.manifest = manifest
         self.hash: str = manifest["hash"]
+        self.language: str = manifest.get("language", "")  # "" for snapshots built before it was recorded
         self._db_path = path / PAGES_DB
         self._local = threading.local()
 

@@ -5,6 +5,7 @@ import random
 from collections import deque
 
 from pipeline.model import Crawl, Leg
+from pipeline.snapshot.language import in_language
 from pipeline.snapshot.page import title_to_url
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import infobox_facts
@@ -16,7 +17,7 @@ def seed_candidates(ctx: StageContext) -> list[str]:
         out = []
         for title in ctx.store.titles():
             page = ctx.page(title)
-            if page is None or not page.infobox:
+            if page is None or not page.infobox or not in_language(page, ctx.store.language):
                 continue
             if sum(link.in_snapshot for link in page.links) >= 3 and infobox_facts(page):
                 out.append(title)
@@ -60,6 +61,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     if page is None:
         bad = ctx.bad_pages.get(seed)
         raise Rejected(f"crawl: seed page {seed!r} " + (f"is malformed ({bad})" if bad else "not in the snapshot"))
+    if not in_language(page, ctx.store.language):
+        raise Rejected(f"crawl: seed page {seed!r} is in another language ({page.language}) than the snapshot "
+                       f"({ctx.store.language})")
     leg.seed_title, leg.seed_url = page.title, page.url
     limit = int(ctx.generation["max_crawl_pages"])
     depth_of = {page.title: 0}
@@ -73,6 +77,10 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             depth_of.pop(title, None)
             bad = ctx.bad_pages.get(title)
             skipped[title] = f"malformed: {bad}" if bad else "not in the snapshot"
+            continue
+        if not in_language(current, ctx.store.language):   # never a route page of this snapshot's legs
+            depth_of.pop(title, None)
+            skipped[title] = f"in another language ({current.language})"
             continue
         targets = sorted({l.title for l in current.links if l.in_snapshot and l.title != title})
         edges[title] = targets
