@@ -166,9 +166,35 @@ def check_page_facts(leg: Leg, fetch_page: Callable[[str], dict | None]) -> list
     return errors
 
 
+PLACE_TOOLS = {"maps_geocode": "address"}   # tools whose argument is one place, as a place stop gives it
+
+
+def check_places(leg: Leg) -> list[str]:
+    """A place stop feeds a place-level tool one place: the whole text geocoded (no partial match of
+    a list such as "Basra, Cairo") and not a country ("United States")."""
+    from pipeline.refs import is_stop_ref
+    by_index = {s.index: s for s in leg.stops}
+    traced = {(t.stop, t.step): t for t in leg.trace}
+    errors = []
+    for stop in leg.stops:
+        for j, step in enumerate(stop.tool_chain):
+            arg = step.args.get(PLACE_TOOLS.get(step.tool, ""))
+            source = by_index.get(arg["$stop"]) if is_stop_ref(arg) and not arg.get("path") else None
+            if source is None or source.kind != ROUTE_INFO or not source.fact or source.fact.role != "place":
+                continue
+            entry = traced.get((stop.index, j))
+            if entry is None:
+                continue   # an imported leg without a trace: nothing recorded to check
+            found = json.loads(entry.response)
+            if found.get("partial_match") or found.get("place_type") == "country":
+                errors.append(f"stop {stop.index} asks {step.tool} about {source.value!r} (stop {source.index}), which "
+                              f"is {'a country' if found.get('place_type') == 'country' else 'not one place'}")
+    return errors
+
+
 def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simulated: bool,
               fetch_page: Callable[[str], dict | None]) -> dict[str, list[str]]:
-    """Every invariant by number (1-7, as in the README); a key with an empty list holds."""
+    """Every invariant by number (1-8, as in the README); a key with an empty list holds."""
     checks = {
         "1_dag": lambda: check_dag(leg, preset),
         "2_counts": lambda: check_counts(leg, preset),
@@ -177,6 +203,7 @@ def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simu
         "5_riddle": lambda: check_riddle(leg, forbidden),
         "6_provenance": lambda: check_provenance(leg, allow_simulated),
         "7_page_facts": lambda: check_page_facts(leg, fetch_page),
+        "8_places": lambda: check_places(leg),
     }
     out = {}
     for name, check in checks.items():

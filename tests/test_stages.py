@@ -183,3 +183,25 @@ def test_every_name_of_a_page_is_forbidden_in_every_form(ctx):
     leg = Leg("l", "easy", "linear", 0, "Seed", "u", [Stop(0, "route_info", "d")],
               clues=[Clue(0, 1, "Read about the Amphibians of the region.")])
     assert any("names the page" in e for e in check_riddle(leg, listed))      # invariant 5 agrees
+
+
+def test_one_place_is_one_place(ctx):
+    """A list or a partly matched text is no place; a country in a place field is a country fact."""
+    from pipeline.model import Extraction
+    from pipeline.stages.build import resolved
+    from pipeline.stages.facts import Fact
+
+    def fact(value, role):
+        return Fact(Extraction(source="infobox", field="residence"), "text", value, "residence", role)
+    assert resolved(fact("Basra, Cairo", "place"), ctx) is None
+    assert resolved(fact("Petersen House, Washington, D.C., U.S", "place"), ctx) is None
+    assert resolved(fact("United States", "place"), ctx).role == "country"
+    assert resolved(fact("Albany, Georgia", "place"), ctx).role == "place"
+    assert resolved(fact("Germany, Italy, Switzerland, Austria", "country"), ctx) is None
+    assert resolved(fact("Andorra", "country"), ctx).role == "country"
+
+
+def test_markup_debris_is_cleaned_at_import():
+    from pipeline.snapshot.values import classify
+    assert classify("death_place", "Petersen House,, Washington, D.C. , U.S").text == \
+        "Petersen House, Washington, D.C., U.S"

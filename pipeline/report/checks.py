@@ -11,7 +11,8 @@ from pipeline.model import Leg
 if TYPE_CHECKING:
     from pipeline.invariants import TraceCheck
 
-INVARIANT_NAMES = ("1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts")
+INVARIANT_NAMES = ("1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts",
+                   "8_places")
 
 
 def run_params(dataset: Path) -> dict[str, Any]:

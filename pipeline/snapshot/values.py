@@ -261,6 +261,14 @@ def _tidy(x: float) -> float:
     return float(int(r)) if r.is_integer() and abs(r) < 1e15 else r
 
 
+def clean_debris(text: str) -> str:
+    """Markup debris a rendered value keeps: doubled commas and spaces before punctuation left where
+    a template or a link was dropped ("Washington, D.C.,, United States")."""
+    text = re.sub(r"\s*,(?:\s*,)+", ",", text)
+    text = re.sub(r"\s+([,;.])", r"\1", text)
+    return text.strip(" ,;")
+
+
 def classify(name: str, text: str, *, date_hint: str | None = None,
              coords_hint: tuple[float, float] | None = None,
              quantity_hint: tuple[float, str | None] | None = None,
@@ -271,7 +279,7 @@ def classify(name: str, text: str, *, date_hint: str | None = None,
     {{convert}}) and win over guessing from the text.
     """
     label = label if label is not None else label_for(name)
-    text = " ".join(text.split())
+    text = clean_debris(" ".join(text.split()))
     field = InfoboxField(name=name, label=label, text=text, kind="text")
     if coords_hint is not None:
         field.kind = "coords"

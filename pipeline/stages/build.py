@@ -9,6 +9,7 @@ drops what fails and trims to the planned counts.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 from pipeline import refs
@@ -37,13 +38,22 @@ SPARE_DETOURS = 2
 BROAD_DETOURS = ("digit_sum", "binary_1bit_count", "next_prime", "num_divisors", "sum_prime_factors")
 
 
-def resolvable(fact: Fact, ctx: StageContext) -> bool:
-    """A place must geocode and a country must be known to the tools, or no roadblock can use it."""
+def resolved(fact: Fact, ctx: StageContext) -> Fact | None:
+    """The fact as the tools understand it, or None when no roadblock could use it. A place must
+    geocode as one place, the whole text matched ("Basra, Cairo" or "Petersen House, Washington,
+    D.C., U.S" only partly match: a list, or a place the gazetteer does not hold); a place field
+    holding a country ("United States") is a country fact; a country must be known to the tools
+    by its whole text ("Germany, Italy, Switzerland, Austria" is not)."""
     if fact.role == "place":
-        return ctx.toolbox.call("maps_geocode", {"address": fact.value}).ok
+        found = ctx.toolbox.call("maps_geocode", {"address": fact.value})
+        if not found.ok or found.data.get("partial_match"):
+            return None
+        if found.data.get("place_type") == "country":
+            return replace(fact, role="country") if resolved(replace(fact, role="country"), ctx) else None
+        return fact
     if fact.role == "country":
-        return ctx.toolbox.call("countries_population", {"country": fact.value}).ok
-    return True
+        return fact if ctx.toolbox.call("countries_population", {"country": fact.value}).ok else None
+    return fact
 
 
 def _choose_fact(facts: list[Fact], rng: random.Random, want_roles: list[str]) -> Fact:
@@ -156,7 +166,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         page = ctx.page(title)
         if page is None:
             raise Rejected(f"build: page {title!r} is missing or malformed")
-        facts = [f for f in page_facts(page, preset.extraction) if resolvable(f, ctx)]
+        facts = [r for r in (resolved(f, ctx) for f in page_facts(page, preset.extraction)) if r is not None]
         if not facts:
             raise Rejected(f"build: no usable fact on {title!r}")
         fact = _choose_fact(facts, rng, role_cycle[(i + rng.randrange(2)) % len(role_cycle)])
