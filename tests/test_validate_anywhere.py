@@ -57,7 +57,8 @@ def runs(tmp_path_factory):
     """An easy DAG run and a medium DAG run, both generated with cache A."""
     root = tmp_path_factory.mktemp("anywhere")
     cache_a = root / "a.sqlite"
-    easy = generate(root / "easy", cache_a, "--difficulty", "easy", "--count", "3")
+    # seed 1: one of its legs runs python_execute_code (test_the_sandbox_may_describe_another_machine)
+    easy = generate(root / "easy", cache_a, "--difficulty", "easy", "--count", "3", "--seed", "1")
     medium = generate(root / "medium", cache_a, "--difficulty", "medium", "--variant", "dag", "--count", "1")
     assert cache_a.is_file()
     return {"root": root, "cache_a": cache_a, "easy": easy, "medium": medium}
@@ -180,8 +181,8 @@ def test_the_sandbox_may_describe_another_machine(runs, tmp_path):
     """python_execute_code names its isolation and interpreter: a trace made elsewhere differs
     there and still validates (with a note), but not when stdout differs."""
     _, rows = legs_rows(runs["easy"])
-    if not any('"tool":"python_execute_code"' in r["leg_json"] for r in rows):
-        pytest.skip("no sandbox call in this run")
+    assert any('"tool":"python_execute_code"' in r["leg_json"] for r in rows), \
+        "the easy run has no sandbox call: choose a --seed in the fixture whose legs have one"
 
     def elsewhere(stdout_too):
         def edit(i, leg):
