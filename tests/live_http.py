@@ -15,6 +15,23 @@ from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+    """Answer a request of a hand-written stand-in server with ``payload`` as JSON."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def chat_completion(model: str, message: dict, finish: str, usage: tuple[int, int], cid: str = "x") -> dict:
+    """An OpenAI-compatible chat completion body with ``usage`` = (prompt, completion) tokens."""
+    return {"id": cid, "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+
+
 @dataclass
 class Request:
     method: str

@@ -9,6 +9,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from live_http import chat_completion, send_json
 from test_race import small_leg
 
 from pipeline.config import load_settings
@@ -38,25 +39,15 @@ class StandIn(BaseHTTPRequestHandler):
         try:
             time.sleep(cls.delay)
             if cls.mode == "down":
-                self._send(500, {"error": {"message": "down"}})
+                send_json(self, 500, {"error": {"message": "down"}})
                 return
             cut = cls.mode == "overrun" and not any(m["role"] == "assistant" for m in body["messages"])
             content = "Let me think about this very long" if cut else "2362 % 10 = 2\nANSWER: 2"
-            self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                          "finish_reason": "length" if cut else "stop"}],
-                             "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}})
+            send_json(self, 200, chat_completion(body["model"], {"role": "assistant", "content": content},
+                                                 "length" if cut else "stop", (90, 10)))
         finally:
             with cls.lock:
                 cls.active -= 1
-
-    def _send(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def log_message(self, *args):
         pass

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from live_http import chat_completion, send_json
 
 from pipeline.config import load_settings
 from pipeline.model import Leg, Stop, ToolStep, TraceEntry
@@ -92,15 +93,7 @@ class ScriptedChat(BaseHTTPRequestHandler):
         else:
             message = {"role": "assistant", "content": "2362 % 10 = 2\nANSWER: 2"}
             finish = "stop"
-        out = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-               "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-        data = json.dumps(out).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, 200, chat_completion(body["model"], message, finish, (10, 5)))
 
     def log_message(self, *args):
         pass

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from live_http import chat_completion, send_json
 
 from pipeline.agents.tasks import race_task_set, run_task_trial, trial_complete
 from pipeline.config import load_settings
@@ -159,21 +160,13 @@ class Scripted(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append(body)
         if self.status != 200:
-            data = json.dumps({"error": {"message": "bad request", "type": "invalid_request_error"}}).encode()
-            self.send_response(self.status)
-        else:
-            turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
-            message = self.script[min(turn, len(self.script) - 1)]
-            out = {"id": f"x{turn}", "object": "chat.completion", "created": 0, "model": body["model"],
-                   "choices": [{"index": 0, "message": message,
-                                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-                   "usage": {"prompt_tokens": 100 + turn, "completion_tokens": 7, "total_tokens": 107 + turn}}
-            data = json.dumps(out).encode()
-            self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+            send_json(self, self.status, {"error": {"message": "bad request", "type": "invalid_request_error"}})
+            return
+        turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        message = self.script[min(turn, len(self.script) - 1)]
+        send_json(self, 200, chat_completion(body["model"], message,
+                                             "tool_calls" if message.get("tool_calls") else "stop",
+                                             (100 + turn, 7), cid=f"x{turn}"))
 
     def log_message(self, *args):
         pass
