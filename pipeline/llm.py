@@ -2,7 +2,8 @@
 
 Any server speaking ``/v1/chat/completions`` works (vLLM, llama.cpp server, Ollama, OpenAI):
 ``settings.llm_base_url``, ``settings.llm_model`` and ``settings.llm_api_key`` (``"EMPTY"``
-when unset, which local servers accept). Calls use temperature 0 and go through
+when unset, which local servers accept). Calls use temperature 0 (or the client's ``temperature``,
+which is sent with the request and so is part of its cache key) and go through
 ``cached_call`` with kind ``llm``, name = the model and namespace ``llm/<model>``. The
 namespace deliberately leaves out the server's address: the same model answering the
 same messages is the same record whether it was served from localhost or a cluster, so a
@@ -66,7 +67,8 @@ class LLMClient:
     """Chat with the configured model; every call is recorded in (or replayed from) the cache."""
 
     def __init__(self, settings: Settings, cache: CallCache | None = None, *, mode: str | None = None,
-                 timeout_s: float = 120.0, max_attempts: int = 4, max_tokens: int = DEFAULT_MAX_TOKENS):
+                 timeout_s: float = 120.0, max_attempts: int = 4, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 temperature: float = 0.0):
         self.settings = settings
         self.cache = cache
         self.mode = mode or ("replay" if settings.default_backend == "replay" else "live")
@@ -82,6 +84,7 @@ class LLMClient:
         self.timeout_s = timeout_s
         self.max_attempts = max_attempts       # the first try and the SDK's retries
         self.max_tokens = max_tokens
+        self.temperature = temperature          # sent with every request, so part of its cache key
         self._client = None
         self._async_clients: dict[int, Any] = {}  # one per event loop (an httpx pool is bound to its loop)
         self.requests_sent = 0  # requests made (cache hits send none; the SDK's retries not counted)
@@ -109,7 +112,7 @@ class LLMClient:
         return self._async_clients[loop]
 
     def _request(self, messages, tools, response_format, max_tokens, stop) -> dict[str, Any]:
-        params: dict[str, Any] = {"temperature": 0, "max_tokens": max_tokens or self.max_tokens}
+        params: dict[str, Any] = {"temperature": self.temperature or 0, "max_tokens": max_tokens or self.max_tokens}
         if response_format is not None:
             params["response_format"] = response_format
         if stop:

@@ -6,11 +6,15 @@ Agents:
   random  answers a uniform digit from a seeded RNG, calls no tool;
   llm     a ReAct-style tool-calling loop over an OpenAI-compatible endpoint (``pipeline.llm``),
           with the step budget B = max(10, floor(1.5 K)), a wall-clock timeout, tool outputs
-          truncated at 8,000 characters, and the final answer parsed as one digit.
+          truncated at 8,000 characters, and the final answer parsed as one digit;
+  modular CapaBench's planning, reasoning, action and reflection modules (``pipeline.agents.modular``),
+          each on the default or the test model (``--modules P=test,R=default,A=test,F=default``,
+          ``--default MODEL[@URL]``, ``--test MODEL[@URL]``); same budgets as llm.
 
 Each trial is a directory ``RUNS_DIR/<agent>-<leg_id>-s<seed>/`` with ``trial.json``
 (``{leg_id, answer, tool_log, steps, tokens, wall_time_s, agent, ...}``) and ``tool_log.jsonl``
-(one ``{tool, args, success, result_preview, result_len, ts, url?}`` per call).
+(one ``{tool, args, success, result_preview, result_len, ts, url?}`` per call). A modular trial's
+directory and ``agent`` are its configuration's label (``modular-PtRdAtFd-<models hash>``).
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ from pipeline.tools.registry import Toolbox
 from pipeline.tools.toollog import ToolLog, call_tool
 
 TOOL_OUTPUT_CHARS = 8000
-AGENTS = ("oracle", "random", "solver", "llm")
+AGENTS = ("oracle", "random", "solver", "llm", "modular")
 
 
 # ---- tool log: the one writer (and call_tool) live in pipeline.tools.toollog, shared with the tool CLI
@@ -51,6 +55,7 @@ class TrialResult:
     stop_reason: str = "answered"
     messages: list[str] = field(default_factory=list)
     error: str | None = None        # why the trial could not go on (llm_error, crash)
+    extra: dict[str, Any] = field(default_factory=dict)   # more fields for trial.json (the modular agent's)
 
 
 # ---- oracle ------------------------------------------------------------------------------
@@ -222,15 +227,20 @@ async def run_llm_async(leg: Leg, toolbox: Toolbox, log: ToolLog, client, *, see
 
 
 def _agent_tool_call(toolbox: Toolbox, log: ToolLog, name: str, arguments: str | None) -> str:
-    """One tool call as an agent wrote it: arguments that are not JSON are a failed, logged call."""
+    return agent_tool_call(toolbox, log, name, arguments)[1]
+
+
+def agent_tool_call(toolbox: Toolbox, log: ToolLog, name: str, arguments: str | None) -> tuple[bool, str]:
+    """One tool call as an agent wrote it, ``(ok, output)``: arguments that are not JSON are a failed,
+    logged call."""
     try:
         args = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
         output = canonical_json({"error": f"arguments are not JSON: {exc.msg}"})
         log.record(name, arguments, False, output)
-        return output
-    _, output, _ = call_tool(toolbox, log, name, args)
-    return output
+        return False, output
+    ok, output, _ = call_tool(toolbox, log, name, args)
+    return ok, output
 
 
 def run_llm(leg: Leg, toolbox: Toolbox, log: ToolLog, client, *, seed: int = 0, timeout_s: float = 600.0,
@@ -243,6 +253,11 @@ def run_llm(leg: Leg, toolbox: Toolbox, log: ToolLog, client, *, seed: int = 0, 
 # ---- runner ----------------------------------------------------------------------------------
 def trial_dir_name(agent: str, leg_id: str, seed: int) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{agent}-{leg_id}-s{seed}")
+
+
+def trial_label(agent: str, client=None) -> str:
+    """The name a trial is filed under: the agent, or for ``modular`` its configuration's label."""
+    return client.label if agent == "modular" and client is not None else agent
 
 
 # A trial that ended for these reasons was broken by its surroundings, not by the agent: a re-run redoes it.
@@ -276,6 +291,7 @@ def _close_trial(d: Path, leg: Leg, agent: str, seed: int, result: TrialResult, 
         record["budget"] = {"steps": budget.steps or leg.step_budget, "timeout_s": budget.timeout_s,
                             "max_tokens": budget.max_tokens, "trial_tokens": budget.trial_tokens,
                             "stop": list(budget.stop)}
+    record.update(result.extra)
     if result.error:
         record["agent_error"] = result.error
     tmp = d / "trial.json.tmp"
@@ -292,7 +308,7 @@ def _crashed(leg: Leg, agent: str, seed: int, log: ToolLog, exc: Exception) -> T
 def run_trial(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = None, seed: int = 0,
               client=None, timeout_s: float = 600.0, budget: Budget | None = None) -> Path:
     """Run one agent on one leg; write ``tool_log.jsonl`` and then ``trial.json``; return the trial dir."""
-    if agent == "llm":
+    if agent in ("llm", "modular"):
         return asyncio.run(run_trial_async(leg, agent, out_dir, toolbox=toolbox, seed=seed, client=client,
                                            budget=budget or Budget(timeout_s=timeout_s)))
     d, log = _open_trial(leg, agent, out_dir, seed)
@@ -314,16 +330,24 @@ def run_trial(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = 
 
 async def run_trial_async(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = None, seed: int = 0,
                           client=None, budget: Budget | None = None) -> Path:
-    """``run_trial`` inside an event loop: the llm agent awaits its server, the others run in a thread."""
-    if agent != "llm":
+    """``run_trial`` inside an event loop: the llm and modular agents await their servers, the others run
+    in a thread."""
+    if agent not in ("llm", "modular"):
         return await asyncio.to_thread(run_trial, leg, agent, out_dir, toolbox=toolbox, seed=seed)
+    if agent == "modular" and client is None:
+        raise ValueError("the modular agent needs a ModularAgent (pipeline.agents.modular) as its client")
     budget = budget or Budget()
-    d, log = _open_trial(leg, agent, out_dir, seed)
+    label = trial_label(agent, client)
+    d, log = _open_trial(leg, label, out_dir, seed)
     try:
-        result = await run_llm_async(leg, toolbox or Toolbox(), log, client, seed=seed, budget=budget)
+        if agent == "modular":
+            from pipeline.agents.modular import run_modular_leg
+            result = await run_modular_leg(leg, toolbox or Toolbox(), log, client, seed=seed, budget=budget)
+        else:
+            result = await run_llm_async(leg, toolbox or Toolbox(), log, client, seed=seed, budget=budget)
     except Exception as exc:  # noqa: BLE001 - an agent crash is a failed trial with its reason, not a failed run
-        result = _crashed(leg, agent, seed, log, exc)
-    return _close_trial(d, leg, agent, seed, result, budget)
+        result = _crashed(leg, label, seed, log, exc)
+    return _close_trial(d, leg, label, seed, result, budget)
 
 
 async def race_legs(legs: list[Leg], agent: str, out_dir: Path, *, toolbox: Toolbox | None, seed: int = 0,
@@ -335,15 +359,16 @@ async def race_legs(legs: list[Leg], agent: str, out_dir: Path, *, toolbox: Tool
 
     gate = asyncio.Semaphore(max(1, concurrency))
     skipped = 0
+    label = trial_label(agent, client)
 
     async def one(leg: Leg) -> Path:
         nonlocal skipped
-        d = Path(out_dir) / trial_dir_name(agent, leg.leg_id, seed)
+        d = Path(out_dir) / trial_dir_name(label, leg.leg_id, seed)
         if finished_trial(d):
             skipped += 1
             return d
         async with gate:
-            with fault_scope(trial_dir_name(agent, leg.leg_id, seed)):   # each trial draws its own faults
+            with fault_scope(trial_dir_name(label, leg.leg_id, seed)):   # each trial draws its own faults
                 d = await run_trial_async(leg, agent, out_dir, toolbox=toolbox, seed=seed, client=client,
                                           budget=budget)
         if on_trial:
@@ -358,10 +383,16 @@ def main(argv: list[str] | None = None) -> int:
     source = ap.add_mutually_exclusive_group(required=True)
     source.add_argument("--legs", help="legs.parquet, a directory holding it, or a directory of AAR JSON")
     source.add_argument("--tasks", help="a task-set directory (python -m pipeline.tasks build); agents oracle, "
-                        "random, llm (pipeline.agents.tasks)")
+                        "random, llm, modular (pipeline.agents.tasks)")
     ap.add_argument("--agent", required=True, choices=AGENTS)
     ap.add_argument("--llm-base-url")
     ap.add_argument("--llm-model")
+    ap.add_argument("--modules", default=None, metavar="P=SIDE,R=SIDE,A=SIDE,F=SIDE",
+                    help="modular: which model drives planning, reasoning, action and reflection (SIDE test or "
+                         "default; unnamed modules: default)")
+    ap.add_argument("--default", default=None, metavar="MODEL[@URL][#t=T]",
+                    help="modular: the default model (else --llm-model at --llm-base-url)")
+    ap.add_argument("--test", default=None, metavar="MODEL[@URL][#t=T]", help="modular: the test model")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout-s", type=float, default=600.0, help="wall-clock limit per trial (llm agent)")
     ap.add_argument("--limit", type=int, help="run only the first N legs")
@@ -393,6 +424,10 @@ def main(argv: list[str] | None = None) -> int:
         from pipeline.llm import LLMClient
         client = LLMClient(settings, toolbox.cache, timeout_s=a.request_timeout_s, max_attempts=a.max_retries + 1,
                            max_tokens=a.max_tokens)
+    elif a.agent == "modular":
+        from pipeline.agents.modular import agent_from_args
+        client = agent_from_args(a, settings, toolbox.cache, timeout_s=a.request_timeout_s,
+                                 max_attempts=a.max_retries + 1, max_tokens=a.max_tokens)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     budget = Budget(timeout_s=a.timeout_s, max_tokens=a.max_tokens, trial_tokens=a.trial_tokens, stop=tuple(a.stop))

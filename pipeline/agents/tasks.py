@@ -1,6 +1,6 @@
-"""Races on task sets (math, atp, os, git): one environment per family, agents oracle, random and llm.
+"""Races on task sets (math, atp, os, git): one environment per family, agents oracle, random, llm, modular.
 
-``python -m pipeline.race --tasks DIR --agent {oracle,random,llm} --out RUNS`` lands here.
+``python -m pipeline.race --tasks DIR --agent {oracle,random,llm,modular} --out RUNS`` lands here.
 
 Environments (each judges with its family's own checker, never a second one):
   math  the agent may call ``calculator`` and ``math_knowledge_search`` through the ``Toolbox``
@@ -32,7 +32,10 @@ Agents:
   llm     the family's format over an OpenAI-compatible endpoint (``pipeline.llm.LLMClient``):
           function tools for math (the two math tools), os (``bash``, ``answer``, ``finish``) and
           git (``git``), plain replies holding the proof for ATP. ``usage.total_tokens`` of every
-          reply is summed into the trial's ``tokens``.
+          reply is summed into the trial's ``tokens``;
+  modular CapaBench's planning, reasoning, action and reflection modules on the same environments
+          (``pipeline.agents.modular``; the client is a ``ModularAgent``), trials filed under its label
+          ``modular-PtRdAtFd-<models hash>`` (directory and ``agent``), with a ``modular`` entry.
 
 A trial is ``RUNS/<agent>-<task_id>-s<seed>/trial.json`` plus ``tool_log.jsonl``: one line per
 action the environment executed (math tool calls, ``submit_proof``, ``bash``, ``git``), written by
@@ -60,7 +63,7 @@ from pipeline.cache import canonical_json
 from pipeline.tasks.common import FAMILIES, GoldenTrace, read_task_rows
 from pipeline.tools.toollog import ToolLog, call_tool
 
-TASK_AGENTS = ("oracle", "random", "llm")
+TASK_AGENTS = ("oracle", "random", "llm", "modular")
 OBSERVATION_CHARS = 8000
 MAX_TOKENS = 2048            # completion tokens per llm request
 MATH_STEPS = 10              # tool calls
@@ -524,17 +527,18 @@ def trial_complete(path: Path, task_id: str | None = None) -> bool:
 def run_task_trial(row: dict, agent: str, out_dir: Path, *, toolbox=None, seed: int = 0, client=None,
                    timeout_s: float = 600.0, max_tokens: int = MAX_TOKENS, trial_tokens: int = 200_000) -> Path:
     """Run one agent on one task; write ``tool_log.jsonl`` then ``trial.json``; return the trial dir."""
-    from pipeline.race import trial_dir_name
+    from pipeline.race import trial_dir_name, trial_label
     if agent not in TASK_AGENTS:
         raise ValueError(f"unknown task agent {agent!r}: {', '.join(TASK_AGENTS)}")
-    d = Path(out_dir) / trial_dir_name(agent, row["task_id"], seed)
+    label = trial_label(agent, client)
+    d = Path(out_dir) / trial_dir_name(label, row["task_id"], seed)
     d.mkdir(parents=True, exist_ok=True)
     (d / "trial.json").unlink(missing_ok=True)     # written last: its presence means finished
     log_path = d / "tool_log.jsonl"
     log_path.write_text("", encoding="utf-8")
     log = ToolLog(log_path)
     start = time.monotonic()
-    env, error, tokens, texts = None, None, None, []
+    env, error, tokens, texts, extra = None, None, None, [], {}
     stop_reason = "answered"
     try:
         if row["family"] not in ENVIRONMENTS:
@@ -544,6 +548,13 @@ def run_task_trial(row: dict, agent: str, out_dir: Path, *, toolbox=None, seed: 
             stop_reason = run_scripted(env, oracle_actions(env))
         elif agent == "random":
             stop_reason = run_scripted(env, random_actions(env, random.Random(f"{seed}:{row['task_id']}")))
+        elif agent == "modular":
+            from pipeline.agents.modular import run_modular_task
+            if client is None:
+                raise ValueError("the modular agent needs a ModularAgent (pipeline.agents.modular)")
+            run = run_modular_task(env, client, timeout_s=timeout_s, max_tokens=max_tokens, trial_tokens=trial_tokens)
+            stop_reason, tokens, texts, error = run.stop_reason, run.tokens, run.texts, run.error
+            extra = {"modular": run.record(client)}
         else:
             if client is None:
                 raise ValueError("the llm agent needs an LLM client")
@@ -558,10 +569,10 @@ def run_task_trial(row: dict, agent: str, out_dir: Path, *, toolbox=None, seed: 
             env.close()
     answer = None if env is None else env.answer
     record = {"task_id": row["task_id"], "family": row["family"], "domain": row["domain"], "topic": row["topic"],
-              "difficulty": row["difficulty"], "agent": agent, "seed": seed, "success": judgement.success,
+              "difficulty": row["difficulty"], "agent": label, "seed": seed, "success": judgement.success,
               "judged": judgement.judged, "judge_note": judgement.note, "steps": log.calls, "tokens": tokens,
               "wall_time_s": round(time.monotonic() - start, 3), "stop_reason": stop_reason, "answer": answer,
-              "tool_log": "tool_log.jsonl", "messages": texts}
+              "tool_log": "tool_log.jsonl", "messages": texts, **extra}
     if error:
         record["agent_error"] = error
     tmp = d / "trial.json.tmp"
@@ -582,22 +593,25 @@ def race_task_set(task_dir: Path, agent: str, out_dir: Path, *, settings=None, l
                   client_options: dict | None = None) -> RaceSummary:
     """Run ``agent`` on every task of ``task_dir`` (the first ``limit``), skipping finished trials;
     ``workers`` trials at a time (threads)."""
-    from pipeline.race import trial_dir_name
+    from pipeline.race import trial_dir_name, trial_label
     from pipeline.tools.faults import fault_scope
     from pipeline.tools.registry import Toolbox
 
     if agent not in TASK_AGENTS:
         raise ValueError(f"agent {agent!r} does not race on task sets; choose one of {', '.join(TASK_AGENTS)}")
+    if agent == "modular" and client is None:
+        raise ValueError("the modular agent needs a ModularAgent (pipeline.agents.modular) as its client")
+    label = trial_label(agent, client)
     rows = [r for r in read_task_rows(Path(task_dir)) if r["family"] in FAMILIES]
     rows = rows[:limit] if limit else rows
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = RaceSummary()
-    todo = [r for r in rows if not trial_complete(out / trial_dir_name(agent, r["task_id"], seed) / "trial.json",
+    todo = [r for r in rows if not trial_complete(out / trial_dir_name(label, r["task_id"], seed) / "trial.json",
                                                   r["task_id"])]
     summary.skipped = len(rows) - len(todo)
     toolbox = None
-    if todo and (agent == "llm" or any(r["family"] == "math" for r in todo)):
+    if todo and (agent in ("llm", "modular") or any(r["family"] == "math" for r in todo)):
         from pipeline.config import load_settings
         toolbox = Toolbox(settings or load_settings())
     if agent == "llm" and todo and client is None:
@@ -605,7 +619,7 @@ def race_task_set(task_dir: Path, agent: str, out_dir: Path, *, settings=None, l
         client = LLMClient(toolbox.settings, toolbox.cache, **(client_options or {}))
 
     def one(row: dict) -> None:
-        d = out / trial_dir_name(agent, row["task_id"], seed)
+        d = out / trial_dir_name(label, row["task_id"], seed)
         with fault_scope(d.name):
             run_task_trial(row, agent, out, toolbox=toolbox, seed=seed, client=client, timeout_s=timeout_s,
                            max_tokens=max_tokens, trial_tokens=trial_tokens)
@@ -620,7 +634,7 @@ def race_task_set(task_dir: Path, agent: str, out_dir: Path, *, settings=None, l
     else:
         for row in todo:
             one(row)
-    summary.trials = [out / trial_dir_name(agent, r["task_id"], seed) for r in rows]
+    summary.trials = [out / trial_dir_name(label, r["task_id"], seed) for r in rows]
     return summary
 
 
@@ -645,7 +659,16 @@ def main_tasks(a) -> int:
         raise SystemExit(f"--tasks races the agents {', '.join(TASK_AGENTS)}, not {a.agent!r}")
     settings = load_settings(llm_base_url=getattr(a, "llm_base_url", None), llm_model=getattr(a, "llm_model", None),
                              faults=getattr(a, "faults", None))
+    client = None
+    if a.agent == "modular":
+        from pipeline.agents.modular import agent_from_args
+        from pipeline.cache import CallCache
+        client = agent_from_args(a, settings, CallCache(settings.cache_path),
+                                 timeout_s=getattr(a, "request_timeout_s", 120.0),
+                                 max_attempts=getattr(a, "max_retries", 3) + 1,
+                                 max_tokens=getattr(a, "max_tokens", None) or MAX_TOKENS)
     summary = race_task_set(Path(a.tasks), a.agent, Path(a.out), settings=settings, limit=a.limit, seed=a.seed,
+                            client=client,
                             timeout_s=getattr(a, "timeout_s", 600.0),
                             max_tokens=getattr(a, "max_tokens", None) or MAX_TOKENS,
                             workers=getattr(a, "concurrency", None) or 1, echo=True,

@@ -96,7 +96,10 @@ def _call_from(d: Any, where: str) -> ToolCall:
         try:
             args = json.loads(args)
         except json.JSONDecodeError as exc:
-            raise TrialFormatError(f"{where}: arguments are not JSON ({exc.msg})") from None
+            if d.get("success") is not False:
+                raise TrialFormatError(f"{where}: arguments are not JSON ({exc.msg})") from None
+            # a failed call: the race logs an agent's broken arguments as written (pipeline.race.agent_tool_call)
+            args = {"_unparsed_arguments": args}
     if not isinstance(args, dict):
         raise TrialFormatError(f"{where}: arguments must be an object")
     preview = d.get("result_preview", d.get("result", ""))

@@ -1,0 +1,525 @@
+"""CapaBench's modular agent: Planning, Reasoning, Action and Reflection, each a prompt and a model.
+
+Each module is a jinja2 prompt ``prompts/modules/<role>.j2`` (blocks ``system`` and ``user``) bound to
+an OpenAI-compatible endpoint and model (``ModelSpec``: ``MODEL[@URL][#t=TEMPERATURE]``). A *default*
+model drives every module; a *test* model replaces the modules a configuration names
+(``--modules P=test,R=default,A=test,F=default``; P planning, R reasoning, A action, F reflection).
+
+One trial:
+  planning    runs once: the task (instructions, the family's format, the tool names) -> a plan.
+  reasoning   each turn: the plan, the steps so far (step, action, OK/FAILED and a preview of the
+              result), the last observation and the reflection note if one was just written -> the
+              next step, in prose.
+  action      each turn: the task, the last observation and that step -> one action in the family's
+              format: a tool call (legs, math, OS ``bash``/``answer``/``finish``, ``git``) or a plain
+              reply (the final ``ANSWER:`` of legs and math, the proof file for ATP, ``done`` for git).
+              Only the first tool call of a reply runs; each action is a step of the trial's budget.
+  reflection  runs when the family's trigger fires and its note feeds the next reasoning turn only:
+                legs, math  the last action failed: a tool error (``success: false`` in the tool log,
+                            arguments that are not JSON), or a failed check of a final reply (legs: no
+                            digit can be read from it; math: no ``ANSWER: <value>`` line);
+                atp         the prover (or the structural checks) rejected the submission;
+                os          the last command failed (non-zero exit, or the call was refused);
+                git         the tree has not changed for two steps since the last reflection (a command
+                            git refused counts as unchanged).
+              A reply cut off at ``max_tokens`` (finish reason ``length``) is a failed step for the action
+              module (shown to reasoning as the observation) and used as cut for the other modules.
+
+The trial ends when the environment is done (answered, submitted, finished) or at its step budget
+(legs: ``Budget.steps`` or the leg's B; task families: the environment's ``max_steps``; either capped by
+``ModularAgent.max_steps``), token budget,
+wall clock or an LLM error (``llm_error``: a re-run redoes it). Tokens are summed from every module's
+``usage``; ``trial.json`` carries ``modular``: the configuration, the model per module, calls, tokens and
+cut replies per module, reflections, the plan.
+
+Trials run through the race runners (``pipeline.race.race_legs``, ``pipeline.agents.tasks.race_task_set``)
+with the agent ``modular`` and a ``ModularAgent`` as the client; the trial directory is named after
+``ModularAgent.label`` = ``modular-<P,R,A,F each t or d>-<hash of the model per module>``, so the 16
+configurations of a pair of models never collide, and two configurations that put the same model on every
+module (e.g. all-default under two test models) share their trials.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from pipeline.cache import canonical_json
+from pipeline.config import PROJECT_ROOT
+
+ROLES = ("planning", "reasoning", "action", "reflection")
+LETTERS = {"planning": "P", "reasoning": "R", "action": "A", "reflection": "F"}
+SIDES = ("default", "test")
+PROMPTS_DIR = PROJECT_ROOT / "prompts" / "modules"
+OBSERVATION_CHARS = 4000      # the last observation as reasoning and action see it
+PREVIEW_CHARS = 300           # each earlier step's result in the history
+HISTORY_STEPS = 12            # earlier steps shown to reasoning
+
+
+# ---- configuration ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model binding: ``MODEL[@URL][#t=TEMPERATURE]`` (no URL: the settings' ``llm_base_url``)."""
+    model: str
+    base_url: str | None = None
+    temperature: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> ModelSpec:
+        body, _, fragment = text.strip().partition("#")
+        temperature = 0.0
+        for part in filter(None, (p.strip() for p in fragment.split(","))):
+            key, _, value = part.partition("=")
+            if key.strip() not in ("t", "temperature"):
+                raise ValueError(f"unknown model option {key!r} in {text!r} (known: t=TEMPERATURE)")
+            temperature = float(value)
+        m = re.fullmatch(r"(.+?)@(https?://\S+)", body)
+        model, url = (m.group(1), m.group(2)) if m else (body, None)
+        if not model:
+            raise ValueError(f"no model name in {text!r} (MODEL[@URL][#t=TEMPERATURE])")
+        return cls(model, url, temperature)
+
+    @property
+    def key(self) -> str:
+        """The model as the cache sees it: name and temperature, not the address."""
+        return self.model + (f"#t={self.temperature:g}" if self.temperature else "")
+
+    def __str__(self) -> str:
+        return self.model + (f"@{self.base_url}" if self.base_url else "") + \
+            (f"#t={self.temperature:g}" if self.temperature else "")
+
+
+def parse_modules(text: str | None) -> dict[str, str]:
+    """``P=test,R=default,A=test,F=default`` (letters or role names, sides ``test``/``default`` or
+    ``t``/``d``) -> ``{role: side}``; roles not named use the default model."""
+    out = dict.fromkeys(ROLES, "default")
+    by_name = {**{v: k for k, v in LETTERS.items()}, **{r: r for r in ROLES}}
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        key, _, value = part.partition("=")
+        role = by_name.get(key.strip()) or by_name.get(key.strip().upper())
+        side = {"t": "test", "d": "default"}.get(value.strip().lower(), value.strip().lower())
+        if role is None or side not in SIDES:
+            raise ValueError(f"bad module binding {part!r}: ROLE=SIDE with ROLE in P,R,A,F and SIDE test or default")
+        out[role] = side
+    return out
+
+
+def modules_for(test_roles) -> dict[str, str]:
+    """The configuration putting the test model on ``test_roles`` (a set of roles or letters)."""
+    named = {r for r in ROLES if r in test_roles or LETTERS[r] in test_roles}
+    return {r: "test" if r in named else "default" for r in ROLES}
+
+
+def config_tag(modules: dict[str, str]) -> str:
+    """``PtRdAtFd``: each module's letter and the side driving it."""
+    return "".join(LETTERS[r] + modules[r][0] for r in ROLES)
+
+
+def format_modules(modules: dict[str, str]) -> str:
+    return ",".join(f"{LETTERS[r]}={modules[r]}" for r in ROLES)
+
+
+@dataclass
+class ModularAgent:
+    """The four modules' configuration and an LLM client per module (anything with ``chat`` and
+    ``achat`` returning ``pipeline.llm`` replies)."""
+    modules: dict[str, str]
+    specs: dict[str, ModelSpec]
+    clients: dict[str, Any]
+    prompts_dir: Path = PROMPTS_DIR
+    max_steps: int | None = None       # a lower step budget than the environment's (None: the environment's)
+
+    def spec(self, role: str) -> ModelSpec:
+        return self.specs[self.modules[role]]
+
+    @property
+    def label(self) -> str:
+        models = canonical_json({r: self.spec(r).key for r in ROLES})
+        return f"modular-{config_tag(self.modules)}-{hashlib.sha256(models.encode()).hexdigest()[:8]}"
+
+    def describe(self) -> dict[str, Any]:
+        return {"label": self.label, "modules": {LETTERS[r]: self.modules[r] for r in ROLES},
+                "models": {LETTERS[r]: str(self.spec(r)) for r in ROLES}}
+
+
+def make_agent(settings, cache, modules: dict[str, str], default: ModelSpec, test: ModelSpec | None = None, *,
+               prompts_dir: Path | None = None, max_steps: int | None = None, **client_options) -> ModularAgent:
+    """A ``ModularAgent`` with one ``LLMClient`` per distinct model (``client_options``: ``timeout_s``,
+    ``max_attempts``, ``max_tokens``)."""
+    from pipeline.llm import LLMClient
+
+    specs = {"default": default} | ({"test": test} if test is not None else {})
+    missing = [LETTERS[r] for r in ROLES if modules[r] not in specs]
+    if missing:
+        raise ValueError(f"modules {', '.join(missing)} are bound to the test model but none was given (--test)")
+    clients: dict[ModelSpec, Any] = {}
+    for spec in specs.values():
+        if spec not in clients:
+            mine = dataclasses.replace(settings, llm_model=spec.model, llm_base_url=spec.base_url or settings.llm_base_url)
+            clients[spec] = LLMClient(mine, cache, temperature=spec.temperature, **client_options)
+    return ModularAgent(dict(modules), specs, {r: clients[specs[modules[r]]] for r in ROLES},
+                        prompts_dir or PROMPTS_DIR, max_steps)
+
+
+def agent_from_args(a, settings, cache, **client_options) -> ModularAgent:
+    """The race CLI's ``--modules``, ``--default`` and ``--test`` (``--default`` falls back to
+    ``--llm-model``/``--llm-base-url`` or the settings)."""
+    default = ModelSpec.parse(a.default) if getattr(a, "default", None) else None
+    if default is None:
+        if not settings.llm_model:
+            raise SystemExit("--agent modular needs --default MODEL[@URL] (or --llm-model / LEGWORK_LLM_MODEL)")
+        default = ModelSpec(settings.llm_model, settings.llm_base_url)
+    test = ModelSpec.parse(a.test) if getattr(a, "test", None) else None
+    try:
+        return make_agent(settings, cache, parse_modules(getattr(a, "modules", None)), default, test,
+                          **client_options)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+# ---- prompts --------------------------------------------------------------------------------------
+_ENVS: dict[Path, jinja2.Environment] = {}
+
+
+def render(prompts_dir: Path, role: str, **context) -> list[dict]:
+    """The module's messages: its template's ``system`` block, then its ``user`` block."""
+    env = _ENVS.get(prompts_dir)
+    if env is None:
+        env = _ENVS[prompts_dir] = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(prompts_dir)), undefined=jinja2.StrictUndefined,
+            trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    template = env.get_template(f"{role}.j2")
+    ctx = template.new_context(context)
+    return [{"role": "system", "content": "".join(template.blocks["system"](ctx)).strip()},
+            {"role": "user", "content": "".join(template.blocks["user"](ctx)).strip()}]
+
+
+# ---- worlds: what the modules act on -------------------------------------------------------------
+@dataclass
+class Observation:
+    text: str
+    ok: bool
+    changed: bool = True          # git: the tree changed
+
+
+@dataclass
+class Entry:
+    n: int
+    step: str
+    action: str
+    ok: bool
+    preview: str
+    changed: bool = True
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
+
+
+class World:
+    """A task as the modules see it; ``act``/``reply`` run one action, ``trigger`` says why reflection
+    runs (None: it does not)."""
+    family = ""
+    instructions = ""
+    format = ""
+    tools: list[dict] | None = None
+    done = False
+    extra_steps = 0               # steps that left no tool-log line (failed checks, cut-off actions)
+
+    @property
+    def steps(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def max_steps(self) -> int:
+        raise NotImplementedError
+
+    async def act(self, name: str, arguments: str | None) -> Observation:
+        raise NotImplementedError
+
+    async def reply(self, text: str) -> Observation:
+        raise NotImplementedError
+
+    def trigger(self, since_reflection: list[Entry]) -> str | None:
+        last = since_reflection[-1] if since_reflection else None
+        return None if last is None or last.ok else "the last action failed (a tool error or a failed check)"
+
+
+class LegWorld(World):
+    """A leg: the riddle and the seed URL, the registry's tools, a final ``ANSWER: <digit>``."""
+    family = "legs"
+
+    def __init__(self, leg, toolbox, log, steps_allowed: int):
+        from pipeline.race import SYSTEM_PROMPT, instruction_text
+        self.leg, self.toolbox, self.log, self._max = leg, toolbox, log, steps_allowed
+        self.instructions, self.format = instruction_text(leg), SYSTEM_PROMPT.replace("\n", " ")
+        self.tools = toolbox.schemas()
+        self.answer: str | None = None
+
+    @property
+    def steps(self) -> int:
+        return self.log.calls + self.extra_steps
+
+    @property
+    def max_steps(self) -> int:
+        return self._max
+
+    async def act(self, name, arguments):
+        from pipeline.race import TOOL_OUTPUT_CHARS, agent_tool_call
+        ok, output = await asyncio.to_thread(agent_tool_call, self.toolbox, self.log, name, arguments)
+        return Observation(output[:TOOL_OUTPUT_CHARS], ok)
+
+    async def reply(self, text):
+        from pipeline.race import parse_digit
+        digit = parse_digit(text)
+        if digit is None:
+            self.extra_steps += 1
+            return Observation("Check failed: no final digit could be read from the reply; end the final reply "
+                               "with ANSWER: <digit>.", False)
+        self.answer, self.done = digit, True
+        return Observation(f"final answer {digit} submitted", True)
+
+
+class _TapLog:
+    """The environment's tool log, remembering whether its last line was a success."""
+
+    def __init__(self, log):
+        self.inner, self.last_ok = log, None
+
+    @property
+    def calls(self) -> int:
+        return self.inner.calls
+
+    def record(self, tool, args, success, response):
+        self.last_ok = bool(success)
+        return self.inner.record(tool, args, success, response)
+
+
+_ANSWER_LINE = re.compile(r"ANSWER\s*[:=]\s*\S", re.IGNORECASE)
+
+
+class TaskWorld(World):
+    """A task of a family environment (``pipeline.agents.tasks``): its tools, replies and checker."""
+
+    def __init__(self, env):
+        self.env = env
+        env.log = self.tap = _TapLog(env.log)
+        self.family, self.instructions, self.format = env.family, env.instructions(), env.system_prompt
+        self.tools = env.tool_schemas()
+        self.tree = self._tree()
+
+    def _tree(self) -> str | None:
+        return json.dumps(self.env.repo.tree(), sort_keys=True) if self.family == "git" else None
+
+    @property
+    def done(self) -> bool:
+        return self.env.done
+
+    @property
+    def steps(self) -> int:
+        return self.env.steps + self.extra_steps
+
+    @property
+    def max_steps(self) -> int:
+        return self.env.max_steps
+
+    async def act(self, name, arguments):
+        try:
+            args = json.loads(arguments or "{}")
+        except json.JSONDecodeError as exc:
+            text = canonical_json({"error": f"arguments are not JSON: {exc.msg}"})
+            self.env.log.record(name, arguments, False, text)
+            return Observation(text, False, False)
+        if not isinstance(args, dict):
+            text = canonical_json({"error": "arguments must be a JSON object"})
+            self.env.log.record(name, args, False, text)
+            return Observation(text, False, False)
+        before, self.tap.last_ok = self.env.steps, None
+        text = self.env.act(name, args)
+        ok = True if self.env.steps == before else bool(self.tap.last_ok)
+        changed = True
+        if self.family == "git":
+            tree = self._tree()
+            changed, self.tree = tree != self.tree, tree
+        return Observation(text[:OBSERVATION_CHARS], ok, changed)
+
+    async def reply(self, text):
+        if self.family == "math" and not _ANSWER_LINE.search(text or ""):
+            self.extra_steps += 1
+            return Observation("Check failed: the reply has no final line ANSWER: <answer>.", False, False)
+        follow_up = self.env.reply(text)
+        if self.family == "atp":
+            check = self.env.check
+            ok = bool(check and (check.verified or check.ok))
+            return Observation(follow_up or (check.detail if check else "submitted"), ok)
+        return Observation(follow_up or "reply received; the task is over", True)
+
+    def trigger(self, since_reflection):
+        if not since_reflection:
+            return None
+        last = since_reflection[-1]
+        if self.family == "git":
+            unchanged = 0
+            for e in reversed(since_reflection):
+                if e.changed:
+                    break
+                unchanged += 1
+            return "the tree has not changed for two steps" if unchanged >= 2 else None
+        if last.ok:
+            return None
+        return {"atp": "the prover rejected the proof", "os": "the last command failed"}.get(
+            self.family, "the last action failed (a tool error or a failed check)")
+
+
+# ---- the agent ------------------------------------------------------------------------------------
+@dataclass
+class ModularRun:
+    stop_reason: str = "answered"
+    tokens: int = 0
+    texts: list[str] = field(default_factory=list)
+    calls: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROLES, 0))
+    module_tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROLES, 0))
+    cut: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROLES, 0))
+    reflections: int = 0
+    unlogged_steps: int = 0      # steps of the budget that left no tool-log line (failed checks, cut-off actions)
+    plan: str = ""
+    error: str | None = None
+
+    def record(self, agent: ModularAgent) -> dict[str, Any]:
+        """The ``modular`` entry of ``trial.json``."""
+        return {**agent.describe(),
+                "calls": {LETTERS[r]: self.calls[r] for r in ROLES},
+                "tokens": {LETTERS[r]: self.module_tokens[r] for r in ROLES},
+                "cut_replies": {LETTERS[r]: self.cut[r] for r in ROLES},
+                "reflections": self.reflections, "unlogged_steps": self.unlogged_steps, "plan": self.plan[:4000]}
+
+
+class _Stop(Exception):
+    def __init__(self, reason: str, error: str | None = None):
+        super().__init__(reason)
+        self.reason, self.error = reason, error
+
+
+async def run_modular_async(world: World, agent: ModularAgent, *, timeout_s: float = 600.0, max_tokens: int = 1024,
+                            trial_tokens: int = 200_000, stop: tuple[str, ...] = (),
+                            asynchronous: bool = True) -> ModularRun:
+    """One trial of the modular agent on ``world``. ``asynchronous``: ask with ``achat`` (legs, in the
+    race's event loop); else with the blocking ``chat`` (task families, one trial per worker thread)."""
+    from pipeline.llm import LLMError
+    from pipeline.race import OVERRUN_NOTE
+
+    run = ModularRun()
+    start = time.monotonic()
+    base = {"family": world.family, "instructions": world.instructions, "format": world.format,
+            "tools": [{"name": t["function"]["name"], "description": t["function"].get("description", "")}
+                      for t in world.tools or []]}
+
+    async def ask(role: str, tools: list[dict] | None = None, **context) -> dict:
+        left = timeout_s - (time.monotonic() - start)
+        if left <= 0:
+            raise _Stop("timeout")
+        if run.tokens >= trial_tokens:
+            raise _Stop("token_limit")
+        messages = render(agent.prompts_dir, role, **base, **context)
+        client = agent.clients[role]
+        kwargs = {"tools": tools, "max_tokens": max_tokens, "stop": list(stop) or None, "timeout_s": left}
+        try:
+            if asynchronous:
+                reply = await asyncio.wait_for(client.achat(messages, **kwargs), timeout=left)
+            else:
+                reply = client.chat(messages, **kwargs)
+        except TimeoutError:
+            raise _Stop("timeout") from None
+        except LLMError as exc:
+            raise _Stop("llm_error", str(exc)) from None
+        used = int((reply.get("usage") or {}).get("total_tokens") or 0)
+        run.tokens += used
+        run.module_tokens[role] += used
+        run.calls[role] += 1
+        if reply.get("finish_reason") == "length":
+            run.cut[role] += 1
+        if reply.get("content"):
+            run.texts.append(f"[{role}] {reply['content']}")
+        return reply
+
+    history: list[Entry] = []
+    since_reflection: list[Entry] = []
+    observation, note = "", ""
+    try:
+        run.plan = (await ask("planning")).get("content") or ""
+        max_steps = min(world.max_steps, agent.max_steps or world.max_steps)
+        while not world.done:
+            if world.steps >= max_steps:
+                raise _Stop("step_limit")
+            step = (await ask("reasoning", plan=run.plan, history=history[-HISTORY_STEPS:],
+                              observation=observation, reflection=note)).get("content") or ""
+            note = ""
+            reply = await ask("action", tools=world.tools, step=step, observation=observation)
+            calls = reply.get("tool_calls") or []
+            if reply.get("finish_reason") == "length":
+                world.extra_steps += 1
+                action, obs = "(reply cut off)", Observation(OVERRUN_NOTE.format(n=max_tokens), False, False)
+            elif calls:
+                first = calls[0]
+                action = f"{first['name']} {first['arguments'] or '{}'}"
+                obs = await world.act(first["name"], first["arguments"])
+                if len(calls) > 1:
+                    obs.text += f"\n(only the first of the {len(calls)} tool calls was run)"
+            else:
+                content = reply.get("content") or ""
+                action = "reply: " + json.dumps(content, ensure_ascii=False)[:PREVIEW_CHARS]
+                obs = await world.reply(content)
+            entry = Entry(len(history) + 1, step.strip(), action, obs.ok, _one_line(obs.text, PREVIEW_CHARS),
+                          obs.changed)
+            history.append(entry)
+            since_reflection.append(entry)
+            observation = obs.text[:OBSERVATION_CHARS]
+            if world.done:
+                break
+            why = world.trigger(since_reflection)
+            if why:
+                note = (await ask("reflection", plan=run.plan, step=step, action=action, observation=observation,
+                                  trigger=why)).get("content") or ""
+                run.reflections += 1
+                since_reflection = []
+    except _Stop as stop_:
+        run.stop_reason, run.error = stop_.reason, stop_.error
+    run.texts = run.texts[-3:]
+    run.unlogged_steps = world.extra_steps
+    return run
+
+
+def run_modular_task(env, agent: ModularAgent, *, timeout_s: float = 600.0, max_tokens: int = 2048,
+                     trial_tokens: int = 200_000) -> ModularRun:
+    """The modular agent on one task-family environment (blocking; a worker thread per trial)."""
+    world = TaskWorld(env)
+    return asyncio.run(run_modular_async(world, agent, timeout_s=timeout_s, max_tokens=max_tokens,
+                                         trial_tokens=trial_tokens, asynchronous=False))
+
+
+async def run_modular_leg(leg, toolbox, log, agent: ModularAgent, *, seed: int = 0, budget=None):
+    """The modular agent on one leg: a ``pipeline.race.TrialResult`` whose ``extra`` holds ``modular``."""
+    from pipeline.race import Budget, TrialResult
+    budget = budget or Budget()
+    start = time.monotonic()
+    world = LegWorld(leg, toolbox, log, budget.steps or leg.step_budget)
+    run = await run_modular_async(world, agent, timeout_s=budget.timeout_s, max_tokens=budget.max_tokens,
+                                  trial_tokens=budget.trial_tokens, stop=budget.stop)
+    stop_reason = run.stop_reason if run.stop_reason != "answered" or world.answer is not None else "no_digit"
+    return TrialResult(leg.leg_id, agent.label, seed, world.answer, world.steps, tokens=run.tokens,
+                       wall_time_s=round(time.monotonic() - start, 3), stop_reason=stop_reason,
+                       messages=run.texts, error=run.error, extra={"modular": run.record(agent)})
+
+
+__all__ = ["LETTERS", "ROLES", "LegWorld", "ModelSpec", "ModularAgent", "ModularRun", "TaskWorld", "agent_from_args",
+           "config_tag", "format_modules", "make_agent", "modules_for", "parse_modules", "render",
+           "run_modular_async", "run_modular_leg", "run_modular_task"]
