@@ -193,6 +193,13 @@ class LLMClient:
                         f"{type(exc).__name__}: {exc}")
 
 
+def assistant_tool_calls(content: str | None, calls: list[dict]) -> dict:
+    """The assistant message that carries a reply's tool calls back into the conversation."""
+    return {"role": "assistant", "content": content or None,
+            "tool_calls": [{"id": c["id"], "type": "function",
+                            "function": {"name": c["name"], "arguments": c["arguments"] or "{}"}} for c in calls]}
+
+
 def _reply(completion) -> dict:
     if not getattr(completion, "choices", None):
         raise LLMJunk("LLM response has no choices", str(completion))
@@ -207,4 +214,4 @@ def _reply(completion) -> dict:
             "model": completion.model, "usage": tokens}
 
 
-__all__ = ["LLMClient", "LLMError", "LLMJunk", "parse_json_reply"]
+__all__ = ["LLMClient", "LLMError", "LLMJunk", "assistant_tool_calls", "parse_json_reply"]

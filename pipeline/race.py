@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cache import canonical_json
-from pipeline.llm import LLMError
+from pipeline.llm import LLMError, assistant_tool_calls
 from pipeline.model import Leg
 from pipeline.tools.registry import Toolbox
 from pipeline.tools.toollog import ToolLog, call_tool
@@ -209,10 +209,7 @@ async def run_llm_async(leg: Leg, toolbox: Toolbox, log: ToolLog, client, *, see
             result.answer = parse_digit(content)
             result.stop_reason = "answered" if result.answer is not None else "no_digit"
             break
-        messages.append({"role": "assistant", "content": content or None,
-                         "tool_calls": [{"id": c["id"], "type": "function",
-                                         "function": {"name": c["name"], "arguments": c["arguments"] or "{}"}}
-                                        for c in calls]})
+        messages.append(assistant_tool_calls(content, calls))
         for c in calls:
             if steps >= steps_allowed:
                 output = canonical_json({"error": "step budget exhausted"})

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cache import canonical_json
+from pipeline.llm import assistant_tool_calls
 from pipeline.tasks.common import FAMILIES, GoldenTrace, read_task_rows
 from pipeline.tools.toollog import ToolLog, call_tool
 
@@ -489,10 +490,7 @@ def run_llm(env: TaskEnv, client, *, timeout_s: float = 600.0, max_tokens: int =
             if follow_up is not None:
                 messages.append({"role": "user", "content": follow_up})
             continue
-        messages.append({"role": "assistant", "content": content or None,
-                         "tool_calls": [{"id": c["id"], "type": "function",
-                                         "function": {"name": c["name"], "arguments": c["arguments"] or "{}"}}
-                                        for c in calls]})
+        messages.append(assistant_tool_calls(content, calls))
         for c in calls:
             if env.done or env.steps >= env.max_steps:
                 output = canonical_json({"error": "the task is over" if env.done else "step budget exhausted"})
