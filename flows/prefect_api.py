@@ -58,24 +58,20 @@ def configured_api_url(home: Path, env: dict[str, str] | None = None) -> str | N
     return str(url) if url else None
 
 
-# Runs first in the server's interpreter: ask the kernel to SIGKILL it when its parent dies
-# (Linux), leave at once if the parent is already gone, then run uvicorn as ``python -m`` would.
+# Runs first in the server's interpreter: ``die_with_parent``, then uvicorn as ``python -m`` would.
 # (A ``preexec_fn`` would do the same before exec, but is unsafe in a process with threads.)
 _DIE_WITH_PARENT = """\
-import ctypes, os, runpy, signal, sys
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-except (OSError, AttributeError):
-    pass
-if os.getppid() != int(sys.argv[1]):
-    sys.exit(1)
+import runpy, sys
+from flows.prefect_api import die_with_parent
+die_with_parent(int(sys.argv[1]))
 sys.argv = ["uvicorn", *sys.argv[2:]]
 runpy.run_module("uvicorn", run_name="__main__", alter_sys=True)
 """
 
 
 def die_with_parent(parent: int) -> None:
-    """A process-pool worker's initializer: SIGKILL this worker when its parent dies (Linux)."""
+    """SIGKILL this process when its parent dies (Linux): the temporary server's first act, and
+    a process-pool worker's initializer. Leaves at once if the parent is already gone."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:
@@ -110,6 +106,8 @@ def temporary_server(timeout_s: float = 120.0) -> Iterator[str]:
                "--log-level", "error", "--lifespan", "on"]
     env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
     env.pop("PREFECT_API_URL", None)
+    project = str(Path(__file__).resolve().parent.parent)   # where ``flows`` is, for the server's first line
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (project, env.get("PYTHONPATH")) if p)
     server = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + timeout_s

@@ -28,6 +28,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 from urllib.parse import unquote, urlsplit
 
+from live_http import send_json
+
 REPO = r"(?P<type>model|dataset|space)s/(?P<repo>[^/]+/[^/]+)"
 
 
@@ -121,14 +123,7 @@ class FakeHub:
             self.unhandled.append((method, path))
         self._send(h, 404, {"error": f"fake hub: no endpoint {method} {path}"})
 
-    @staticmethod
-    def _send(h: BaseHTTPRequestHandler, status: int, payload) -> None:
-        data = json.dumps(payload).encode()
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(data)))
-        h.end_headers()
-        h.wfile.write(data)
+    _send = staticmethod(send_json)
 
     def _repo(self, m) -> Repo | None:
         repo = self.repos.get(m["repo"])

@@ -61,6 +61,7 @@ from typing import Any
 
 from pipeline.cache import canonical_json
 from pipeline.llm import assistant_tool_calls
+from pipeline.race import BROKEN
 from pipeline.tasks.common import FAMILIES, GoldenTrace, read_task_rows
 from pipeline.tools.toollog import ToolLog, call_tool
 
@@ -75,8 +76,6 @@ MATH_TOOLS = ("calculator", "math_knowledge_search")
 # the fields of a finished trial: a trial.json holding all of them is not run again
 TRIAL_KEYS = ("task_id", "family", "domain", "topic", "difficulty", "agent", "seed", "success", "judged",
               "steps", "tokens", "wall_time_s", "stop_reason", "answer")
-# trials that ended this way were broken by their surroundings (as for legs, pipeline.race): a re-run redoes them
-REDO = ("crash", "llm_error")
 
 
 @dataclass
@@ -513,13 +512,13 @@ def run_llm(env: TaskEnv, client, *, timeout_s: float = 600.0, max_tokens: int =
 # ---- trials ----------------------------------------------------------------------------------------
 def trial_complete(path: Path, task_id: str | None = None) -> bool:
     """A ``trial.json`` that parses and holds every field of a finished trial (for ``task_id``), which
-    did not end in a crash."""
+    was not broken by its surroundings (``pipeline.race.BROKEN``: a re-run redoes those)."""
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return isinstance(record, dict) and all(k in record for k in TRIAL_KEYS) and \
-        (task_id is None or record["task_id"] == task_id) and record["stop_reason"] not in REDO
+        (task_id is None or record["task_id"] == task_id) and record["stop_reason"] not in BROKEN
 
 
 def run_task_trial(row: dict, agent: str, out_dir: Path, *, toolbox=None, seed: int = 0, client=None,
