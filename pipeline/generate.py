@@ -46,6 +46,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def run_dir(args: argparse.Namespace) -> Path:
+    """Where a run goes: --out, else data/runs/<level>-<variant>-s<seed>."""
+    return args.out or PROJECT_ROOT / "data" / "runs" / f"{args.level}-{args.variant}-s{args.seed}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from rich.console import Console
@@ -60,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.count < 1:
         console.print("[red]--count must be at least 1[/red]")
         return 2
-    out = args.out or PROJECT_ROOT / "data" / "runs" / f"{args.level}-{args.variant}-s{args.seed}"
+    out = run_dir(args)
 
     from flows.generate import (
         BudgetExhausted,
