@@ -411,9 +411,15 @@ def main(argv: list[str] | None = None) -> int:
         return main_tasks(a)
 
     from pipeline.config import load_settings
-    from pipeline.export import load_legs
+    from pipeline.export import DatasetNotFound, load_legs
+    from pipeline.model import LegFormatError
 
-    legs = load_legs(a.legs)[: a.limit] if a.limit else load_legs(a.legs)
+    try:
+        legs = load_legs(a.legs)
+    except (DatasetNotFound, LegFormatError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    legs = legs[: a.limit] if a.limit else legs
     settings = load_settings(llm_base_url=a.llm_base_url, llm_model=a.llm_model, faults=a.faults)
     toolbox = Toolbox(settings) if a.agent != "random" else None
     client = None

@@ -86,11 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         from pipeline.scoring.tasks import main as score_tasks
         return score_tasks(a.tasks, a.runs, a.out)
 
-    from pipeline.export import load_legs
+    from pipeline.export import DatasetNotFound, load_legs
+    from pipeline.model import LegFormatError
     from pipeline.scoring.judges import make_judge
     from pipeline.scoring.trials import load_trials
 
-    legs = load_legs(a.legs)
+    try:
+        legs = load_legs(a.legs)
+    except (DatasetNotFound, LegFormatError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     trials = load_trials(a.runs)
     resolve = _resolver(a.snapshot)
     settings = cache = None

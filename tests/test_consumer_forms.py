@@ -81,3 +81,18 @@ def test_a_path_that_holds_no_legs_says_so(tmp_path):
         load_legs(tmp_path)
     with pytest.raises(DatasetNotFound):
         load_legs(tmp_path / "missing" / "folder")
+
+
+@pytest.mark.parametrize("args", [
+    ("pipeline.race", "--legs", "{missing}", "--agent", "oracle", "--out", "{runs}"),
+    ("pipeline.score", "--legs", "{missing}", "--runs", "{runs}", "--out", "{runs}/report.json"),
+    ("pipeline.validate", "{missing}"),
+    ("pipeline.race", "--tasks", "{missing}", "--agent", "oracle", "--out", "{runs}"),
+])
+def test_the_clis_say_when_a_path_holds_nothing_to_race(tmp_path, args):
+    """A wrong path is a one-line message and exit 2, never a traceback or '0 trials written'."""
+    filled = [a.format(missing=tmp_path / "missing", runs=tmp_path / "runs") for a in args]
+    done = subprocess.run([sys.executable, "-m", *filled], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and str(tmp_path / "missing") in done.stderr

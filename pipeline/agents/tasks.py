@@ -654,6 +654,9 @@ def main_tasks(a) -> int:
 
     if a.agent not in TASK_AGENTS:
         raise SystemExit(f"--tasks races the agents {', '.join(TASK_AGENTS)}, not {a.agent!r}")
+    if not read_task_rows(Path(a.tasks)):
+        print(f"no task rows in {a.tasks} (build a task set with python -m pipeline.tasks build)", file=sys.stderr)
+        return 2
     settings = load_settings(llm_base_url=getattr(a, "llm_base_url", None), llm_model=getattr(a, "llm_model", None),
                              faults=getattr(a, "faults", None))
     client = None
