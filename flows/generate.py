@@ -52,6 +52,7 @@ class GenerationParams:
     count: int
     seed: int
     no_simulated: bool = False
+    simulated_templates: bool = False
     preset_overrides: tuple[str, ...] = ()
     batch_size: int = 8
     seed_title: str | None = None

@@ -48,6 +48,9 @@ class Settings:
     default_backend: str = "offline"
     backends: Mapping[str, str] = field(default_factory=dict)
     allow_simulated: bool = True
+    # Roadblock templates that only a simulated provider can answer offline (place ratings, crypto)
+    # are left out of legs unless this is on (real data first; the card lists them).
+    simulated_templates: bool = False
     tool_log: Path | None = None
     llm_base_url: str | None = None
     llm_model: str | None = None
@@ -110,7 +113,7 @@ def _validated(settings: Settings) -> Settings:
 
 
 _PATH_KEYS = {"snapshot_dir", "world_dir", "cache_path", "templates_dir", "prompts_dir", "tool_log"}
-_BOOL_KEYS = {"allow_simulated", "sandbox_allow_unisolated"}
+_BOOL_KEYS = {"allow_simulated", "simulated_templates", "sandbox_allow_unisolated"}
 
 
 def _from_mapping(data: Mapping[str, Any], origin: str) -> dict[str, Any]:
@@ -155,6 +158,7 @@ def load_settings(
         "LEGWORK_CACHE": "cache_path",
         "LEGWORK_TOOL_LOG": "tool_log",
         "LEGWORK_ALLOW_SIMULATED": "allow_simulated",
+        "LEGWORK_SIMULATED_TEMPLATES": "simulated_templates",
         "LEGWORK_LLM_BASE_URL": "llm_base_url",
         "LEGWORK_LLM_MODEL": "llm_model",
         "LEGWORK_LLM_API_KEY": "llm_api_key",

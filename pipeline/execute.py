@@ -27,6 +27,7 @@ from pipeline.model import (
     Stop,
     TraceEntry,
 )
+from pipeline.snapshot.page import subject_name
 from pipeline.tools.registry import Toolbox
 from pipeline.transforms import apply_detour
 
@@ -93,6 +94,8 @@ def extract_fact(page: dict, extraction: Extraction, value_type: str) -> Any:
                 raise StopFailed(f"infobox field {extraction.field!r} has no full date")
             return item["date"]
         return clean_text_value(item["text"])
+    if extraction.source == "subject":   # the page is about a place: its name, as its title gives it
+        return subject_name(page.get("title") or "")
     # prose and cross_section: a number inside a named sentence of a section ("" = lead)
     if extraction.section in ("", None):
         text = page.get("lead", "")

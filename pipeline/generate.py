@@ -23,6 +23,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None, help="run directory (default data/runs/<level>-<variant>-s<seed>)")
     p.add_argument("--no-simulated", action="store_true", help="refuse simulated tool values")
+    p.add_argument("--simulated-templates", action="store_true",
+                   help="also use roadblock templates that only a simulated provider answers offline (place "
+                        "ratings, crypto); off by default: real data first")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="LEVEL.KEY=VALUE",
                    help="override a difficulty preset, e.g. --set extreme.diamonds=[3,3]")
     p.add_argument("--seed-title", default=None, help="start every leg at this page")
@@ -58,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(snapshot_dir=args.snapshot, cache_path=args.cache,
                                  allow_simulated=False if args.no_simulated else None,
+                                 simulated_templates=True if args.simulated_templates else None,
                                  llm_base_url=args.llm_base_url, llm_model=args.llm_model, faults=args.faults)
     except ConfigError as exc:
         console.print(f"[red]configuration error:[/red] {exc}")
@@ -78,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.stages.base import STAGES, StageContext
 
     params = GenerationParams(level=args.level, variant=args.variant, count=args.count, seed=args.seed,
-                              no_simulated=args.no_simulated, preset_overrides=tuple(args.overrides),
+                              no_simulated=args.no_simulated, simulated_templates=settings.simulated_templates,
+                              preset_overrides=tuple(args.overrides),
                               batch_size=args.batch_size, seed_title=args.seed_title)
     try:
         ctx = StageContext.for_worker(settings, tuple(args.overrides))

@@ -192,9 +192,24 @@ def check_places(leg: Leg) -> list[str]:
     return errors
 
 
+def check_route_inputs(leg: Leg) -> list[str]:
+    """Every roadblock asks about something the route led to: it takes an input from an earlier
+    stop (a company, a place, a date...), never an entity of its own from a fixed list."""
+    errors = []
+    for stop in leg.stops:
+        if stop.kind != ROADBLOCK:
+            continue
+        inputs = stop.roadblock.inputs if stop.roadblock else []
+        if not inputs:
+            errors.append(f"roadblock {stop.index} ({stop.template}) takes no input from an earlier stop")
+        elif any(i >= stop.index for i in inputs):
+            errors.append(f"roadblock {stop.index} ({stop.template}) takes an input from a later stop: {inputs}")
+    return errors
+
+
 def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simulated: bool,
               fetch_page: Callable[[str], dict | None]) -> dict[str, list[str]]:
-    """Every invariant by number (1-8, as in the README); a key with an empty list holds."""
+    """Every invariant by number (1-9, as in the README); a key with an empty list holds."""
     checks = {
         "1_dag": lambda: check_dag(leg, preset),
         "2_counts": lambda: check_counts(leg, preset),
@@ -204,6 +219,7 @@ def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simu
         "6_provenance": lambda: check_provenance(leg, allow_simulated),
         "7_page_facts": lambda: check_page_facts(leg, fetch_page),
         "8_places": lambda: check_places(leg),
+        "9_route_inputs": lambda: check_route_inputs(leg),
     }
     out = {}
     for name, check in checks.items():

@@ -53,7 +53,7 @@ class ToolStep:
 @dataclass
 class Extraction:
     """Where a page stop's fact lives in its page (invariant 7 re-checks it)."""
-    source: str                     # infobox | prose | cross_section
+    source: str                     # infobox | prose | cross_section | subject (what the page is about)
     field: str | None = None        # infobox parameter name
     section: str | None = None      # section title ("" = lead) for prose facts
     sentence: str | None = None     # the sentence holding the fact (prose)
@@ -160,6 +160,7 @@ class Crawl:
     """crawl -> plan: the pages reachable from the seed within the level's depth."""
     pages: list[tuple[str, int]] = field(default_factory=list)   # (title, depth), by depth then title
     edges: dict[str, list[str]] = field(default_factory=dict)    # title -> crawled pages it links to
+    mentions: dict[str, list[str]] = field(default_factory=dict) # title -> crawled pages its text names, unlinked
     seed_url: str = ""
     skipped_pages: dict[str, str] = field(default_factory=dict)  # title -> why it could not be read
 

@@ -2,7 +2,8 @@
 
 It gets what every agent gets (the riddle, the seed URL, the tools) and acts only through tool
 calls: it follows links by the clue's description of the target page, runs searches with the
-clue's words, reads the infobox field or the quoted sentence asked for, rebuilds each roadblock's
+clue's words, reads the infobox field asked for or the number a sentence gives (named by its
+section, its position there and what the number is), rebuilds each roadblock's
 tool chain from the public template wording and earlier answers, and applies detours, merges and
 the finish line. It never sees stops, values, the golden trace or metadata.
 
@@ -13,6 +14,7 @@ solution names the clue and its candidates instead of guessing.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -31,8 +33,9 @@ from pipeline.execute import (
     resolve_args,
 )
 from pipeline.model import TraceEntry
-from pipeline.snapshot.page import infobox_kind, title_to_url
+from pipeline.snapshot.page import infobox_kind, subject_name, title_to_url
 from pipeline.stages.build import expand_params, instantiate_args
+from pipeline.stages.facts import SENTENCE_SPLIT
 from pipeline.tools.registry import SimulatedRefused, ToolArgumentError, Toolbox
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
@@ -79,16 +82,24 @@ class Ambiguous(Exception):
 # ---- reading clue text ------------------------------------------------------------------------
 CLUE_LINE = re.compile(r"^(\d+)\. (.*)$", re.DOTALL)
 ASK = re.compile(r"\s(?=(?:What number|What date|Which place|Which country) does its infobox give for "
-                 r"|In its (?:opening text|section \"))")
+                 r"|In its (?:opening text|section \"|\w+ section,)|Which place is this page about\?)")
+SUBJECT_ASK = re.compile(r"^Which place is this page about\? ")
 LINK_BRIDGE = re.compile(r"^(?:From the page of clue (\d+), follow a link to|On the page of clue (\d+), take the link "
                          r"leading to|Leave the page of clue (\d+) through its link to) (.+)\.$", re.DOTALL)
 SEARCH_BRIDGE = re.compile(r"^(?:Search the web for|Look up, with a search,|Use a web search to reach) (.+)\.$", re.DOTALL)
 SEED_BRIDGE = re.compile(r"^(?:Start on the page you are given|Begin at the seed page|Your journey starts on the page "
                          r"you were handed)\.$")
 BY_DESCRIPTION = re.compile(r'^the page whose short description reads "(.*)"$', re.DOTALL)
+BY_DESCRIPTION_START = re.compile(r'^the page whose short description begins with the words "(.*)"$', re.DOTALL)
 BY_INFOBOX = re.compile(r"^a page about a subject whose infobox is of the '(.*)' kind$")
 INFOBOX_ASK = re.compile(r'^(What number|What date|Which place|Which country) does its infobox give for "(.*)"'
                          r'( \(rounded to a whole number\))?\?$', re.DOTALL)
+# a number named by where its sentence stands and what it is (templates/clues/ask.j2)
+POSITION_ASK = re.compile(r'^In its (?:(opening text)|section "(.*?)"|(\w+) section), (?:the (\w+) sentence|the sentence '
+                          r'that begins with the words "(.*?)") gives (.+?): '
+                          r"(?:which \w+|what \w+|how many(?: \w+)?|what is the (\w+) of the (\w+))\?$",
+                          re.DOTALL)
+# the older wording, a quoted sentence with the number masked (legs exported before issue 14)
 SENTENCE_ASK = re.compile(r'^In its (?:opening text|section "(.*?)"), a sentence reads: "(.*)" '
                           r"What number stands where \[\?\] is\?$", re.DOTALL)
 
@@ -178,41 +189,50 @@ class Solver:
         if len(parts) != 2:
             raise Unsolvable(f"clue {n}: no question about a page in {text[:80]!r}")
         bridge, ask = parts
-        if SEED_BRIDGE.match(bridge):
-            page = self.fetch(n, view.seed_url)
-            if page is None:
-                raise Unsolvable(f"clue {n}: the seed page cannot be fetched")
-            candidates = [page]
-        elif m := LINK_BRIDGE.match(bridge):
-            origin = int(next(g for g in m.groups()[:3] if g))
-            if origin not in sol.pages:
-                raise Unsolvable(f"clue {n}: clue {origin} named no page")
-            here = self.fetch(n, sol.pages[origin])
-            linked = [self.fetch(n, title_to_url(t)) for t in dict.fromkeys((here or {}).get("links", []))]
-            candidates = [p for p in linked if p and fits(p, m.group(4))]
-        elif m := SEARCH_BRIDGE.match(bridge):
-            query = search_words(m.group(1))
-            hits = self.call(n, "web_search", {"query": query, "num_results": SEARCH_RESULTS})["results"]
-            found = [self.fetch(n, h["url"]) for h in hits]
-            candidates = [p for p in found if p and fits(p, m.group(1))]
-        else:
-            raise Unsolvable(f"clue {n}: cannot tell how to reach the page from {bridge[:80]!r}")
-        readings: dict[str, Any] = {}
-        for page in candidates:
-            try:
-                readings[page["url"]] = read_answer(page, ask)
-            except Unsolvable:
-                continue
-            except Ambiguous as exc:
-                raise Ambiguous(f"clue {n}: on {page['url']}: {exc}", exc.candidates) from exc
+        url, value = self.read_page_clue(n, bridge, ask, view, sol)
+        sol.pages[n] = url
+        return value
+
+    def read_page_clue(self, n: int, bridge: str, ask: str, view: RiddleView, sol: Solution) -> tuple[str, Any]:
+        """The one page the bridge leads to that answers the question, and its answer."""
+        readings = readings_of(n, self.reached(n, bridge, view, sol), ask)
         if not readings:
             raise Unsolvable(f"clue {n}: no page reached this way answers {ask[:80]!r}")
         if len(readings) > 1:
             raise Ambiguous(f"clue {n}: {len(readings)} pages fit the description and answer the question",
                             sorted(readings))
         [(url, value)] = readings.items()
-        sol.pages[n] = url
-        return value
+        return url, value
+
+    def reached(self, n: int, bridge: str, view: RiddleView, sol: Solution) -> list[dict]:
+        """The pages a clue's first sentence may lead to: the seed, the linked pages that fit the
+        description, or the search results that fit it."""
+        if SEED_BRIDGE.match(bridge):
+            page = self.fetch(n, view.seed_url)
+            if page is None:
+                raise Unsolvable(f"clue {n}: the seed page cannot be fetched")
+            return [page]
+        if m := LINK_BRIDGE.match(bridge):
+            origin = int(next(g for g in m.groups()[:3] if g))
+            if origin not in sol.pages:
+                raise Unsolvable(f"clue {n}: clue {origin} named no page")
+            return [p for p in self.linked_pages(n, sol.pages[origin]) if fits(p, m.group(4))]
+        if m := SEARCH_BRIDGE.match(bridge):
+            return self.searched_pages(n, m.group(1))
+        raise Unsolvable(f"clue {n}: cannot tell how to reach the page from {bridge[:80]!r}")
+
+    def linked_pages(self, n: int, url: str) -> list[dict]:
+        """Every page the page at ``url`` links to (that can be fetched)."""
+        here = self.fetch(n, url)
+        linked = [self.fetch(n, title_to_url(t)) for t in dict.fromkeys((here or {}).get("links", []))]
+        return [p for p in linked if p]
+
+    def searched_pages(self, n: int, circumlocution: str) -> list[dict]:
+        """The top search results for the description's words that fit the description."""
+        query = search_words(circumlocution)
+        hits = self.call(n, "web_search", {"query": query, "num_results": SEARCH_RESULTS})["results"]
+        found = [self.fetch(n, h["url"]) for h in hits]
+        return [p for p in found if p and fits(p, circumlocution)]
 
     # roadblocks ------------------------------------------------------------------------------
     def roadblock(self, n: int, text: str, values: dict[int, Any]) -> Any:
@@ -249,21 +269,24 @@ class Solver:
     def template_readings(self, text: str):
         """Every (template, input clues, parameters) whose wording gives exactly this clue."""
         for name, template in sorted(self._templates.items()):
+            ranges = {k for k, v in template.get("params", {}).items() if isinstance(v, str)}
             head = re.escape(template["value"])
-            head = re.sub(r"\\\{in(\d)\\\}", r"the (?:place|country|date|number) from clue (\\d+)", head)
-            head = re.sub(r"\\\{\w+\\\}", ".+?", head)
+            head = re.sub(r"\\\{in(\d)\\\}", rf"the {ROLE_WORDS} from clue (\\d+)", head)
+            head = re.sub(r"\\\{(\w+)\\\}", functools.partial(_param_pattern, ranges), head)
             m = re.fullmatch("Find " + head + r"\.", text)
             if not m:
                 continue
-            inputs = [int(g) for g in m.groups()]
-            choices = sorted(template.get("params", {}).items())
+            inputs = [int(g) for k, g in enumerate(m.groups()) if k not in {m.re.groupindex[r] - 1 for r in ranges}]
+            # a list parameter: each of its values; a date range: the date the clue states, if inside it
+            choices = sorted((k, [m.group(k)] if k in ranges and within(m.group(k), v) else [] if k in ranges else v)
+                             for k, v in template.get("params", {}).items())
             for combo in itertools.product(*(c for _, c in choices)):
                 params = expand_params(dict(zip((k for k, _ in choices), combo)))
                 fields = dict(params)
                 for k, i in enumerate(inputs):
                     fields[f"in{k}"] = f"§{i}"
                 wording = re.escape("Find " + template["value"].format(**fields) + ".")
-                wording = re.sub(r"§(\d+)", r"the (?:place|country|date|number) from clue \1", wording)
+                wording = re.sub(r"§(\d+)", rf"the {ROLE_WORDS} from clue \1", wording)
                 if re.fullmatch(wording, text):
                     yield name, template, inputs, params
 
@@ -307,13 +330,51 @@ def reduction_named(text: str) -> str | None:
 
 
 # ---- matching pages and reading answers ----------------------------------------------------------
+ROLE_WORDS = "(?:place|country|date|number|company|cryptocurrency)"   # verbalize.ROLE_WORD's words
+
+
+def _param_pattern(ranges: set[str], placeholder: re.Match) -> str:
+    """A template's {param} in a clue: a date range's date is captured, a listed value matched."""
+    name = placeholder.group(1)
+    return rf"(?P<{name}>\d{{4}}-\d\d-\d\d)" if name in ranges else ".+?"
+
+
+def within(day: str, span: str) -> bool:
+    """Is the ISO date inside a template's ``FIRST..LAST`` range?"""
+    first, _, last = span.partition("..")
+    return first <= day <= last
+
+
 def fits(page: dict, circumlocution: str) -> bool:
     """Does the page answer the clue's description of it?"""
+    description = " ".join((page.get("description") or "").split()).rstrip(".")
     if m := BY_DESCRIPTION.match(circumlocution):
-        return (page.get("description") or "").strip().rstrip(".") == m.group(1)
+        return description == m.group(1)
+    if m := BY_DESCRIPTION_START.match(circumlocution):
+        return words_begin(description, m.group(1))
     if m := BY_INFOBOX.match(circumlocution):
         return infobox_kind(page.get("infobox_type")) == m.group(1)
     return False
+
+
+def words_begin(text: str, start: str) -> bool:
+    """Does ``text`` begin with the words of ``start`` (whole words: "Country in" begins
+    "Country in Europe", not "Countryside")?"""
+    return text == start or text.startswith(start + " ")
+
+
+def readings_of(n: int, pages: list[dict], ask: str) -> dict[str, Any]:
+    """URL -> answer, for the pages that answer the question (``Ambiguous`` when one page holds
+    two answers)."""
+    readings: dict[str, Any] = {}
+    for page in pages:
+        try:
+            readings[page["url"]] = read_answer(page, ask)
+        except Unsolvable:
+            continue
+        except Ambiguous as exc:
+            raise Ambiguous(f"clue {n}: on {page['url']}: {exc}", exc.candidates) from exc
+    return readings
 
 
 def picks_from_a_longer_list(data: Any, path: str) -> bool:
@@ -333,10 +394,9 @@ def picks_from_a_longer_list(data: Any, path: str) -> bool:
 
 def search_words(circumlocution: str) -> str:
     """What an agent would type into a search box for the clue's description."""
-    if m := BY_DESCRIPTION.match(circumlocution):
-        return m.group(1)
-    if m := BY_INFOBOX.match(circumlocution):
-        return m.group(1)
+    for pattern in (BY_DESCRIPTION, BY_DESCRIPTION_START, BY_INFOBOX):
+        if m := pattern.match(circumlocution):
+            return m.group(1)
     return circumlocution
 
 
@@ -362,6 +422,10 @@ def read_answer(page: dict, ask: str) -> Any:
         if len(found) > 1:
             raise Ambiguous(f"infobox label {label!r} holds {len(found)} values", sorted(map(str, found)))
         return found.pop()
+    if SUBJECT_ASK.match(ask):   # the page's subject: its title without the bracketed disambiguation
+        return subject_name(page.get("title") or "")
+    if m := POSITION_ASK.match(ask):
+        return read_position_ask(page, m)
     if m := SENTENCE_ASK.match(ask):
         section, sentence = m.group(1), m.group(2)
         if section is None:
@@ -378,6 +442,210 @@ def read_answer(page: dict, ask: str) -> Any:
             raise Ambiguous("the quoted sentence matches several numbers", sorted(map(str, numbers)))
         return numbers.pop()
     raise Unsolvable(f"an unknown kind of question: {ask[:80]!r}")
+
+
+def read_position_ask(page: dict, m: re.Match) -> int:
+    """'In its section "History", the third sentence gives a year: which year?': the blocks so
+    named (the opening text, every section of that title, or the n-th section), their n-th
+    sentence as ``facts.SENTENCE_SPLIT`` cuts it (or the one sentence that begins with the words
+    quoted), and there the numbers of the kind named."""
+    lead, title, section_ordinal, sentence_ordinal, opening, kind, nth, count = m.groups()
+    sections = page.get("sections", [])
+    if lead:
+        blocks = [page.get("lead", "")]
+    elif section_ordinal:
+        k = ordinal_value(section_ordinal)
+        blocks = [sections[k - 1]["text"]] if k and k <= len(sections) else []
+    else:
+        blocks = [s["text"] for s in sections if s["title"] == title]
+    if not blocks:
+        raise Unsolvable(f"no such section: {title or section_ordinal!r}")
+    found = set()
+    for block in blocks:
+        sentences = sentences_of(block)
+        if opening is not None:
+            chosen = [s for s in sentences if words_begin(" ".join(s.split()), opening)]
+            if len(chosen) > 1:
+                raise Ambiguous(f"{len(chosen)} sentences begin with {opening!r}", chosen)
+        else:
+            position = ordinal_value(sentence_ordinal)
+            if position is None:
+                raise Unsolvable(f"not an ordinal: {sentence_ordinal!r}")
+            chosen = sentences[position - 1:position]
+        found |= {number_given(s, kind, nth, count) for s in chosen}
+    if not found:
+        raise Unsolvable(f"the section has no such sentence: {sentence_ordinal or opening!r}")
+    if len(found) > 1:
+        raise Ambiguous(f"{len(blocks)} sections of that title give different numbers", sorted(map(str, found)))
+    return found.pop()
+
+
+def number_given(sentence: str, kind: str, nth: str | None, count: str | None) -> int:
+    """The number of the kind named in a sentence: 'a year' (the sentence's only year), or 'two
+    years' with 'the first of the two'. 'a number' / 'two numbers' count every number."""
+    numbers = number_kinds(sentence)
+    if kind == "a number" or re.fullmatch(r"\w+ numbers", kind):
+        matching = [raw for raw, _ in numbers]
+    else:
+        matching = [raw for raw, k in numbers if kind in (k.singular, f"{count_word(_count(numbers, k))} {k.plural}")]
+    if not matching:
+        raise Unsolvable(f"the sentence gives no {kind}: {sentence[:80]!r}")
+    stated = 1 if re.match(r"^an? ", kind) else count_value(kind.split()[0])
+    if stated != len(matching):
+        if stated == 1:
+            raise Ambiguous(f"the sentence gives {len(matching)} numbers that are {kind}", matching)
+        raise Unsolvable(f"the sentence gives {len(matching)} of {kind}, not {kind.split()[0]}")
+    if stated == 1:
+        return round(parse_number(matching[0]))
+    if nth is None or count is None or count_value(count) != stated or not (k := ordinal_value(nth)) or k > stated:
+        raise Ambiguous(f"the sentence gives {kind} and the clue does not say which", matching)
+    return round(parse_number(matching[k - 1]))
+
+
+def _count(numbers: list[tuple[str, NumberKind]], kind: NumberKind) -> int:
+    return sum(1 for _, k in numbers if k.singular == kind.singular)
+
+
+# ---- what a number in a sentence is -------------------------------------------------------------
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+            "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
+            "twentieth")
+COUNTS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+SCALES = ("thousand", "million", "billion", "trillion")
+CURRENCIES = {"US$": "US dollars", "C$": "Canadian dollars", "A$": "Australian dollars", "$": "dollars", "£": "pounds",
+              "€": "euros", "¥": "yen", "₹": "rupees"}
+# unit words after a number, longest first, with the name a clue gives them
+UNITS = (
+    (r"square kilomet(?:re|er)s|sq\.? ?km|km2|km²", "square kilometres"),
+    (r"square miles|sq\.? ?mi", "square miles"),
+    (r"square met(?:re|er)s|m2|m²", "square metres"),
+    (r"km/h|kilomet(?:re|er)s per hour", "kilometres per hour"),
+    (r"mph|miles per hour", "miles per hour"),
+    (r"kilomet(?:re|er)s|km", "kilometres"),
+    (r"centimet(?:re|er)s|cm", "centimetres"),
+    (r"millimet(?:re|er)s|mm", "millimetres"),
+    (r"met(?:re|er)s|m", "metres"),
+    (r"miles|mi", "miles"),
+    (r"feet|ft", "feet"),
+    (r"inches", "inches"),
+    (r"kilograms|kg", "kilograms"),
+    (r"tonnes|tons", "tonnes"),
+    (r"hectares|ha", "hectares"),
+    (r"acres", "acres"),
+    (r"°C|°F|degrees", "degrees"),
+    (r"megawatts|MW", "megawatts"),
+    (r"lit(?:re|er)s", "litres"),
+)
+UNIT = re.compile(r"\s?(?:" + "|".join(f"(?P<u{i}>{p})" for i, (p, _) in enumerate(UNITS)) + r")(?![\w²])")
+IRREGULAR_PLURALS = {"people", "children", "men", "women", "staff", "personnel", "cattle", "sheep", "fish", "deer",
+                     "police", "aircraft", "crew", "troops", "alumni", "faculty", "media", "data"}
+NOT_NOUNS = {"was", "has", "is", "its", "this", "thus", "as", "always", "perhaps", "across", "towards", "besides", "less",
+             "unless", "whereas", "plus", "minus", "versus", "does", "goes", "his", "hers", "ours", "yours", "theirs"}
+NOT_MODIFIERS = {"and", "or", "of", "in", "to", "the", "a", "an", "at", "by", "for", "from", "on", "with", "than", "that",
+                 "which", "who", "more", "less", "other", "such", "were", "are", "had", "have", "has", "was", "is",
+                 "per", "into", "over", "under", "after", "before", "since", "during", "between", "about"}
+
+
+@dataclass(frozen=True)
+class NumberKind:
+    """What a number in a sentence is, in a clue's words: ``singular`` ("a year", "a number of
+    employees", "a measurement in square kilometres") and ``plural`` ("years", ...)."""
+    cls: str            # year | day | age | percentage | population | money | measurement | count | scaled | number
+    singular: str
+    plural: str
+
+    @property
+    def question(self) -> str:
+        scaled = re.search(r"\bin (thousands|millions|billions|trillions)$", self.singular)
+        if scaled and self.cls in ("count", "population", "scaled"):
+            return f"how many {scaled.group(1)}"
+        return {"year": "which year", "day": "which day", "percentage": "what percentage", "age": "what age",
+                "count": "how many", "population": "how many people"}.get(self.cls, "what number")
+
+
+def ordinal(n: int) -> str:
+    if 1 <= n <= len(ORDINALS):
+        return ORDINALS[n - 1]
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def ordinal_value(word: str) -> int | None:
+    if word in ORDINALS:
+        return ORDINALS.index(word) + 1
+    m = re.fullmatch(r"(\d+)(?:st|nd|rd|th)", word)
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+
+
+def count_word(n: int) -> str:
+    return COUNTS[n - 1] if 1 <= n <= len(COUNTS) else str(n)
+
+
+def count_value(word: str) -> int | None:
+    if word in COUNTS:
+        return COUNTS.index(word) + 1
+    return int(word) if word.isdigit() else None
+
+
+def sentences_of(text: str) -> list[str]:
+    """A block's sentences exactly as ``facts.prose_facts`` cuts them (so positions agree)."""
+    return [s.strip() for s in SENTENCE_SPLIT.split(text or "")]
+
+
+def _plural_noun(word: str) -> bool:
+    return word in IRREGULAR_PLURALS or (len(word) >= 4 and word.endswith("s") and word not in NOT_NOUNS
+                                         and not word.endswith(("ss", "us", "is", "ous")))
+
+
+def number_kinds(sentence: str) -> list[tuple[str, NumberKind]]:
+    """Every number of a sentence (in the order ``execute.numbers_in`` lists them) with what it is."""
+    return [(m.group(0), kind_of_number(sentence, m.start(), m.end())) for m in NUMBER_RE.finditer(sentence)]
+
+
+def kind_of_number(sentence: str, start: int, end: int) -> NumberKind:
+    """What the number at ``sentence[start:end]`` is, read from the words around it."""
+    raw, before, after = sentence[start:end], sentence[:start], sentence[end:]
+    if re.match(r"\s?(?:%|percent\b|per cent\b)", after):
+        return NumberKind("percentage", "a percentage", "percentages")
+    scale = re.match(r"\s(" + "|".join(SCALES) + r")\b", after)
+    rest = after[scale.end():] if scale else after
+    in_scale = f"{scale.group(1)}s of " if scale else ""
+    currency = re.search(r"(US\$|C\$|A\$|\$|£|€|¥|₹)\s?$", before)
+    if currency:
+        name = CURRENCIES[currency.group(1)]
+        return NumberKind("money", f"an amount in {in_scale}{name}", f"amounts in {in_scale}{name}")
+    unit = UNIT.match(rest)
+    if unit:
+        name = next(UNITS[int(k[1:])][1] for k, v in unit.groupdict().items() if v is not None)
+        return NumberKind("measurement", f"a measurement in {in_scale}{name}", f"measurements in {in_scale}{name}")
+    if re.search(r"\bpopulation (?:of|was|is|at)\s(?:(?:about|around|approximately|nearly|over|some|roughly|almost)\s)?$",
+                 before):
+        return NumberKind("population", f"a population{in_scale and ' in ' + scale.group(1) + 's'}",
+                          f"populations{in_scale and ' in ' + scale.group(1) + 's'}")
+    if not scale and (re.search(r"\b(?:age of|aged)\s$", before) or re.match(r"\s?-?years?[- ]old\b", after)):
+        return NumberKind("age", "an age", "ages")
+    if not scale and re.match(r"\s(?:BC|BCE)\b", after):
+        return NumberKind("year", "a year BC", "years BC")
+    if not scale and (re.match(r"\s(?:AD|CE)\b", after) or re.search(r"\bAD\s$", before)):
+        return NumberKind("year", "a year", "years")
+    words = re.match(r"\s([a-z][a-z-]+)(?:\s([a-z][a-z-]+))?", rest)
+    noun = None
+    if words and _plural_noun(words.group(1)):
+        noun = words.group(1)
+    elif words and words.group(2) and words.group(1) not in NOT_MODIFIERS and _plural_noun(words.group(2)):
+        noun = f"{words.group(1)} {words.group(2)}"
+    if noun:
+        in_scale = f" in {scale.group(1)}s" if scale else ""
+        return NumberKind("count", f"a number of {noun}{in_scale}", f"numbers of {noun}{in_scale}")
+    if scale:
+        return NumberKind("scaled", f"a number in {scale.group(1)}s", f"numbers in {scale.group(1)}s")
+    if re.fullmatch(r"1\d{3}|20\d{2}", raw):
+        return NumberKind("year", "a year", "years")
+    if re.fullmatch(r"[1-9]|[12]\d|3[01]", raw) and (re.search(r"\b(?:" + "|".join(MONTHS) + r")\s$", before)
+                                                    or re.match(r"\s(?:" + "|".join(MONTHS) + r")\b", after)):
+        return NumberKind("day", "a day of a month", "days of a month")
+    return NumberKind("number", "a number", "numbers")
 
 
 def _wild(part: str) -> str:

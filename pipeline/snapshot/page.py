@@ -36,6 +36,12 @@ def name_pattern(name: str) -> str:
     return r"(?<!\w)" + re.escape(name) + r"(?:s|es|'s|\u2019s)?(?!\w)"
 
 
+def subject_name(title: str) -> str:
+    """A page's subject as a name: its title without a parenthesised disambiguation
+    ("Georgia (country)" -> "Georgia")."""
+    return re.sub(r"\s*\([^()]*\)\s*$", "", title).strip()
+
+
 def title_to_url(title: str) -> str:
     return WIKI_BASE + quote(canonical_title(title).replace(" ", "_"), safe="()'!*,;:@$-._~/")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 from pipeline import refs
@@ -32,7 +33,7 @@ from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import Fact, page_facts
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
-SPARE_ROADBLOCKS = 3
+SPARE_ROADBLOCKS = 5   # pre-validation keeps real-data chains first, so it needs a choice
 SPARE_DETOURS = 2
 # transforms that accept almost any integer a tool may return (used before the value is known)
 BROAD_DETOURS = ("digit_sum", "binary_1bit_count", "next_prime", "num_divisors", "sum_prime_factors")
@@ -54,6 +55,14 @@ def resolved(fact: Fact, ctx: StageContext) -> Fact | None:
     if fact.role == "country":
         return fact if ctx.toolbox.call("countries_population", {"country": fact.value}).ok else None
     return fact
+
+
+ENTITY_ROLES = ("place", "country", "date", "company", "coin")   # what roadblocks take from the route
+
+
+def _offers_entity(title: str, ctx: StageContext, preset) -> bool:
+    page = ctx.page(title)
+    return page is not None and any(f.role in ENTITY_ROLES for f in page_facts(page, preset.extraction))
 
 
 def _choose_fact(facts: list[Fact], rng: random.Random, want_roles: list[str]) -> Fact:
@@ -85,6 +94,9 @@ def instantiate_args(spec: Any, inputs: list[int], params: dict[str, str]) -> An
         if "+" in name:
             name, days = name.split("+")
             return iso_plus_days(params[name], int(days))
+        if "*" in name:   # a number the clue states in other units (a radius in km, asked in metres)
+            name, factor = name.split("*")
+            return float(params[name]) * float(factor)
         return params[name]
     if spec.startswith("$code:"):
         code = spec[len("$code:"):]
@@ -95,9 +107,16 @@ def instantiate_args(spec: Any, inputs: list[int], params: dict[str, str]) -> An
 
 
 def draw_params(template: dict, rng: random.Random) -> dict[str, str]:
+    """One value per parameter: from its list, or any day of a ``"FIRST..LAST"`` date range (a
+    handful of fixed dates made every weather or stock question one of a few)."""
     params: dict[str, str] = {}
     for name, choices in sorted(template.get("params", {}).items()):
-        params[name] = choices[rng.randrange(len(choices))]
+        if isinstance(choices, str):
+            first, _, last = choices.partition("..")
+            span = (date.fromisoformat(last) - date.fromisoformat(first)).days
+            params[name] = iso_plus_days(first, rng.randrange(span + 1))
+        else:
+            params[name] = choices[rng.randrange(len(choices))]
     return expand_params(params)
 
 
@@ -105,9 +124,7 @@ def expand_params(params: dict[str, str]) -> dict[str, str]:
     """A template's drawn parameters as its wording and its chain use them (compound choices split)."""
     out: dict[str, str] = {}
     for name, value in params.items():
-        if name == "symbol":
-            out["symbol"], out["company"] = value.split(":")
-        elif name == "conversion":
+        if name == "conversion":
             out["from_unit"], out["to_unit"], out["factor"] = value.split(":")
         else:
             out[name] = value
@@ -152,7 +169,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     if plan is None:
         raise Rejected("build: the leg has no plan")
     rng = rng_for(leg, "build")
-    allow_sim = ctx.settings.allow_simulated
+    allow_sim = ctx.settings.allow_simulated and ctx.settings.simulated_templates
     templates = roadblock_templates()
     reserved = diamond_only_templates() if leg.variant == "dag" else frozenset()
 
@@ -167,9 +184,16 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if page is None:
             raise Rejected(f"build: page {title!r} is missing or malformed")
         facts = [r for r in (resolved(f, ctx) for f in page_facts(page, preset.extraction)) if r is not None]
+        linked = i == 0 or any(title in (leg.crawl.edges.get(t, []) if leg.crawl else []) for t in plan.route[:i])
+        if not linked:   # reached by a search: its results name the page, so its name would be no riddle
+            facts = [f for f in facts if f.extraction.source != "subject"]
         if not facts:
             raise Rejected(f"build: no usable fact on {title!r}")
         fact = _choose_fact(facts, rng, role_cycle[(i + rng.randrange(2)) % len(role_cycle)])
+        entity = [f for f in facts if f.role in ENTITY_ROLES]
+        if fact.role not in ENTITY_ROLES and entity and not any(p.fact.role in ENTITY_ROLES for p in pages) and (
+                i == len(plan.route) - 1 or not any(_offers_entity(t, ctx, preset) for t in plan.route[i + 1:])):
+            fact = entity[rng.randrange(len(entity))]   # the last page offering one: roadblocks need an entity
         stop = Stop(index=-1, kind=ROUTE_INFO, description=fact.label, page_url=page.url, page_title=page.title,
                     extraction=fact.extraction, value=fact.value, value_type=fact.value_type,
                     fact=FactSpec(role=fact.role, label=fact.label, unit=fact.unit),
@@ -181,11 +205,11 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     seq = 0
     outputs: list[tuple[tuple, Stop]] = []  # (anchor, roadblock) for detours to consume
     # each text fact gets two candidate roadblocks: if one chain fails, the other still consumes it
-    pending_text = [(i, s) for i, s in enumerate(pages) if s.fact.role in ("place", "country", "date")] * 2
+    pending_text = [(i, s) for i, s in enumerate(pages) if s.fact.role in ("place", "country", "date", "company", "coin")] * 2
     n_roadblocks = plan.roadblocks + SPARE_ROADBLOCKS
     places = [(i, s) for i, s in enumerate(pages) if s.fact.role == "place"]
     made: set[tuple[str, tuple[int, ...], str]] = set()
-    for n in range(n_roadblocks + 4):
+    for n in range(n_roadblocks + 4 * len(pages) + 4):
         if len(made) >= n_roadblocks:
             break
         seq += 1
@@ -198,14 +222,13 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if choice is None and len(places) >= 2 and rng.random() < 0.25:
             (i, _), (j, _) = sorted(rng.sample(places, 2))
             choice = (rng.choice(["geocode_distance", "geocode_directions_duration"]), [i, j], j)
-        if choice is None:
-            i = rng.randrange(len(pages))
-            role = pages[i].fact.role
-            names = _templates_for(role, allow_sim, pages[i].fact.unit, reserved) + [t for t in sorted(templates)
-                                                       if not templates[t]["inputs"]
-                                                       and (allow_sim or not templates[t].get("simulated_only"))]
-            name = names[rng.randrange(len(names))]
-            choice = (name, [i] if templates[name]["inputs"] else [], i)
+        if choice is None:   # any page's fact that some template takes (every roadblock has a route input)
+            takers = {i: _templates_for(s.fact.role, allow_sim, s.fact.unit, reserved) for i, s in enumerate(pages)}
+            fed = sorted(i for i, names in takers.items() if names)
+            if not fed:
+                break
+            i = fed[rng.randrange(len(fed))]
+            choice = (takers[i][rng.randrange(len(takers[i]))], [i], i)
         name, input_pages, anchor = choice
         unit = pages[input_pages[0]].fact.unit if input_pages else None
         stop = make_roadblock(name, templates[name], [id(pages[k]) for k in input_pages], rng, pages[anchor], unit)
@@ -224,6 +247,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     page_inputs = [(i, s) for i, s in enumerate(pages) if s.value_type in ("number", "date")]
     for n in range(n_detours):
         seq += 1
+        if not page_inputs and not outputs:
+            break   # nothing numeric to work on: pre-validation says what the level misses
         use_page = page_inputs and (rng.random() < 0.5 or not outputs)
         if use_page:
             i, src = page_inputs[rng.randrange(len(page_inputs))]

@@ -1,28 +1,80 @@
-"""Stage 1, crawl: pick the seed page and collect the pages reachable within the level's depth."""
+"""Stage 1, crawl: pick the seed page and collect the pages reachable within the level's depth.
+
+A page is reached through its links or, where it has none (the lead-only pages that make up most
+of a snapshot), through the pages its text mentions by title: a search bridge, as in AAR, where
+the agent looks the next page up instead of clicking."""
 from __future__ import annotations
 
 import random
-from collections import deque
+import re
+from collections import defaultdict, deque
 
 from pipeline.model import Crawl, Leg
 from pipeline.snapshot.language import in_language
 from pipeline.snapshot.page import title_to_url
 from pipeline.stages.base import Rejected, StageContext, rng_for
-from pipeline.stages.facts import infobox_facts
+from pipeline.stages.facts import infobox_facts, page_facts
+
+MIN_SEED_LINKS = 3          # an infobox page must lead somewhere by its links to start a leg
+MAX_MENTIONS = 12           # search bridges kept per page (mentions in text order)
+_WORD = re.compile(r"[\w'’.-]+")
 
 
-def seed_candidates(ctx: StageContext) -> list[str]:
-    """Pages that make good seeds: an infobox with usable facts and several links inside the snapshot."""
+def _title_index(ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
+    """Snapshot titles by first word, as word tuples, longest first (for ``mentions``)."""
+    def compute():
+        index: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+        for title in ctx.store.titles():
+            words = tuple(_WORD.findall(title))
+            if words and title[:1].isupper() and len(title) >= 4 and "(" not in title:
+                index[words[0]].append(words)
+        return {k: sorted(v, key=len, reverse=True) for k, v in index.items()}
+    return ctx.memo("title_index", compute)
+
+
+def mentions(page, ctx: StageContext) -> list[str]:
+    """Other pages of the snapshot that the page's lead names by their exact title without linking
+    to them, in order of first mention: where its links end, the route goes on by search."""
+    index = _title_index(ctx)
+    linked = {l.title for l in page.links}
+    words = _WORD.findall(page.lead or "")
+    found: list[str] = []
+    i = 0
+    while i < len(words) and len(found) < MAX_MENTIONS:
+        match = next((t for t in index.get(words[i], ()) if tuple(words[i:i + len(t)]) == t), None)
+        if match is None:
+            i += 1
+            continue
+        title = " ".join(match)
+        if title != page.title and title not in linked and title not in found and title in ctx.store:
+            found.append(title)
+        i += len(match)
+    return found
+
+
+def seed_candidates(ctx: StageContext, modes: tuple[str, ...] = ("infobox",)) -> list[str]:
+    """Pages that make good seeds at a level's extraction ``modes``: an infobox page with usable
+    facts and several links inside the snapshot, or any other page (most are lead-only) with a fact
+    of its own at those modes and a page it links to or mentions to go on to."""
+    modes = tuple(sorted(modes))
+
     def compute() -> list[str]:
-        out = []
+        usable = set()
         for title in ctx.store.titles():
             page = ctx.page(title)
-            if page is None or not page.infobox or not in_language(page, ctx.store.language):
-                continue
-            if sum(link.in_snapshot for link in page.links) >= 3 and infobox_facts(page):
+            if page is not None and in_language(page, ctx.store.language) and page_facts(page, modes):
+                usable.add(title)
+        out = []
+        for title in sorted(usable):
+            page = ctx.page(title)
+            if page.infobox:
+                if sum(link.in_snapshot for link in page.links) >= MIN_SEED_LINKS and infobox_facts(page):
+                    out.append(title)
+            elif ctx.generation.get("search_bridges") and any(
+                    t in usable for t in [l.title for l in page.links if l.in_snapshot] + mentions(page, ctx)):
                 out.append(title)
-        return sorted(out)
-    return ctx.memo("seed_candidates", compute)
+        return out
+    return ctx.memo(f"seed_candidates|{','.join(modes)}", compute)
 
 
 SLOT_STRIDE = 1_000_003   # flows.generate.new_leg: leg.seed = run seed * SLOT_STRIDE + slot
@@ -49,10 +101,10 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
 def run(leg: Leg, ctx: StageContext) -> Leg:
     preset = ctx.presets[leg.level]
     rng = rng_for(leg, "crawl")
-    candidates = seed_candidates(ctx)
+    candidates = seed_candidates(ctx, preset.extraction)
     if leg.variant == "dag":  # a DAG leg forks a place or a country: start where one is at hand
-        forkable = ctx.memo("seed_candidates_dag", lambda: [
-            t for t in candidates if any(f.role in ("place", "country") for f in infobox_facts(ctx.page(t)))])
+        forkable = ctx.memo(f"seed_candidates_dag|{','.join(sorted(preset.extraction))}", lambda: [
+            t for t in candidates if any(f.role in ("place", "country") for f in page_facts(ctx.page(t), ("infobox",)))])
         candidates = forkable or candidates
     if not candidates:
         raise Rejected("crawl: the snapshot has no page usable as a seed")
@@ -68,6 +120,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     limit = int(ctx.generation["max_crawl_pages"])
     depth_of = {page.title: 0}
     edges: dict[str, list[str]] = {}
+    bridges: dict[str, list[str]] = {}
     queue = deque([page.title])
     skipped: dict[str, str] = {}
     while queue:
@@ -84,9 +137,10 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             continue
         targets = sorted({l.title for l in current.links if l.in_snapshot and l.title != title})
         edges[title] = targets
+        bridges[title] = mentions(current, ctx) if ctx.generation.get("search_bridges") else []
         if depth_of[title] >= preset.crawl_depth:
             continue
-        for target in targets:
+        for target in targets + bridges[title]:
             if target not in depth_of and target not in skipped and len(depth_of) < limit:
                 depth_of[target] = depth_of[title] + 1
                 queue.append(target)
@@ -94,5 +148,6 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         raise Rejected(f"crawl: seed {page.title!r} reaches no other page")
     leg.crawl = Crawl(pages=sorted(depth_of.items(), key=lambda x: (x[1], x[0])),
                       edges={t: [x for x in v if x in depth_of] for t, v in sorted(edges.items())},
+                      mentions={t: [x for x in v if x in depth_of] for t, v in sorted(bridges.items()) if v},
                       seed_url=title_to_url(page.title), skipped_pages=dict(sorted(skipped.items())))
     return leg

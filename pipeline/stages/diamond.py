@@ -42,7 +42,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             source = sources[(made + attempts) % len(sources)] if attempts > len(sources) else sources[rng.randrange(len(sources))]
         kinds = sorted(k for k, t in types.items() if t["source"] == source.fact.role
                        and used_pairs.get((source.index, k), 0) < 2
-                       and (ctx.settings.allow_simulated or not any(templates[b].get("simulated_only") for b in t["branches"])))
+                       and ((ctx.settings.allow_simulated and ctx.settings.simulated_templates) or not any(templates[b].get("simulated_only") for b in t["branches"])))
         if not kinds:
             if waiting:
                 sources.remove(source)  # nothing can fork it now: it is dropped below
@@ -63,11 +63,16 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             reasons.append(f"{kind} on stop {source.index}: a branch would repeat an existing roadblock")
             continue
         values = {s.index: s.value for s in leg.stops}
+        calls = []
         try:
             for b in branches:
-                b.value = run_stop(b, values, ctx.toolbox, [])
+                b.value = run_stop(b, values, ctx.toolbox, calls)
         except StopFailed as exc:
             reasons.append(f"{kind} on stop {source.index}: {exc}")
+            continue
+        if not ctx.settings.simulated_templates and any(t.provenance == "simulated" for t in calls):
+            reasons.append(f"{kind} on stop {source.index}: a branch is answered by a simulated provider here "
+                           f"(real data first)")
             continue
         base = len(leg.stops)
         for n, b in enumerate(branches):

@@ -1,8 +1,8 @@
 """Candidate facts on a page: what a page stop may ask an agent to extract.
 
-Each candidate says where the fact lives (infobox field, or a sentence of a section), its
-type and its value as read from the page. Text facts are kept only when they name a place
-or a country (they feed roadblocks); numbers must carry information (not 0 or 1).
+Each candidate says where the fact lives (infobox field, a sentence of a section, or the page's
+subject itself), its type and its value as read from the page. Text facts are kept only when they
+name a place or a country (they feed roadblocks); numbers must carry information (not 0 or 1).
 """
 from __future__ import annotations
 
@@ -11,12 +11,17 @@ from dataclasses import dataclass
 
 from pipeline.execute import clean_text_value, numbers_in, parse_number
 from pipeline.model import Extraction
-from pipeline.snapshot.page import Page
+from pipeline.snapshot.page import Page, subject_name
 
 PLACE_FIELDS = re.compile(
     r"^(birth_?place|death_?place|place_of_birth|place_of_death|location|city|hometown|origin|"
     r"headquarters|hq_location(_city)?|capital|largest_city|residence|seat|venue|locality|town|founded_place)$")
 COUNTRY_FIELDS = re.compile(r"^(country|nationality|citizenship|state_party|sovereign_state|location_country)$")
+# a company's ticker symbol ("AAPL") or a cryptocurrency's code ("BTC"), as the infobox gives it, feeds
+# the market roadblocks (the only place their entity may come from)
+TICKER_FIELDS = re.compile(r"^(traded_as|symbol|ticker|ticker_symbol|stock_symbol)$")
+COIN_FIELDS = re.compile(r"^(code|currency_code|ticker)$")
+TICKER = re.compile(r"[A-Z]{1,5}")
 SKIP_FIELDS = re.compile(r"(image|caption|size|map|signature|website|url|logo|alt|footnote|coord|zoom|"
                          r"pushpin|blank|_ref$|^ref|note|id$|_id|code|postal|iso|timezone|utc|dial|calling|"
                          r"lat|long|width|height|module|embed|color|colour)", re.IGNORECASE)
@@ -51,7 +56,13 @@ def _is_informative_number(x: float) -> bool:
 
 def infobox_facts(page: Page) -> list[Fact]:
     out: list[Fact] = []
+    cryptocurrency = "crypto" in (page.infobox_type or "").lower()
     for f in page.infobox:
+        listing = COIN_FIELDS.match(f.name) if cryptocurrency else TICKER_FIELDS.match(f.name)
+        if listing and f.kind == "text" and TICKER.fullmatch(clean_text_value(f.text or "")):
+            out.append(Fact(Extraction(source="infobox", field=f.name), "text", clean_text_value(f.text), f.label,
+                            "coin" if cryptocurrency else "company"))
+            continue
         if SKIP_FIELDS.search(f.name):
             continue
         ex = Extraction(source="infobox", field=f.name)
@@ -98,8 +109,29 @@ def prose_facts(page: Page, cross_section: bool) -> list[Fact]:
     return out
 
 
+# what a page about a place or a country says it is (short description or infobox type)
+PLACE_SUBJECT = re.compile(r"^(?:[\w-]+\s+){0,3}(city|capital|town|village|country|nation|sovereign state|"
+                           r"municipality|metropolis|commune|settlement)\b", re.IGNORECASE)
+SUBJECT_LABEL = "the place the page is about"
+
+
+def subject_facts(page: Page) -> list[Fact]:
+    """A page about a place or a country is that place: its name is the fact (the lead-only pages
+    of a snapshot are mostly of this kind of use: most hold no infobox). The build keeps it only
+    when the whole name geocodes as one place or names a country (``build.resolved``)."""
+    what = [w for w in (page.description, (page.infobox_type or "").replace("_", " ")) if w and len(w) <= 80]
+    name = subject_name(page.title)
+    if (not any(PLACE_SUBJECT.search(w) for w in what) or "disambiguation" in page.title
+            or not 3 <= len(name) <= 60 or any(c.isdigit() for c in name)):
+        return []
+    return [Fact(Extraction(source="subject"), "text", name, SUBJECT_LABEL, "place")]
+
+
 def page_facts(page: Page, modes: tuple[str, ...]) -> list[Fact]:
+    """The candidate facts of a page at a level's extraction modes; a page's subject (a place or a
+    country) is a fact at every level, as its title is what an agent sees first."""
     facts = infobox_facts(page) if "infobox" in modes else []
+    facts += subject_facts(page)
     if "prose" in modes:
         facts += prose_facts(page, cross_section=False)
     if "cross_section" in modes:

@@ -23,5 +23,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     leg.trace = trace
     if not ctx.settings.allow_simulated and any(t.provenance == "simulated" for t in trace):
         raise Rejected("golden: a simulated value appears although simulated values are refused")
-    leg.metadata["simulated_share"] = simulated_share(leg)
+    share = leg.metadata["simulated_share"] = simulated_share(leg)
+    cap = ctx.generation.get("max_simulated_share", {}).get(leg.variant)
+    if ctx.settings.allow_simulated and cap is not None and share > cap:
+        raise Rejected(f"golden: {share:.0%} of the tool values are simulated; at most {cap:.0%} for {leg.variant} "
+                       f"legs (real data first: [generation] max_simulated_share)")
     return leg

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pipeline.model import Leg, Plan
 from pipeline.stages.base import Rejected, StageContext, rng_for
+from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, resolved
 from pipeline.stages.facts import page_facts
 from pipeline.stages.llm_steps import plan_route
 
@@ -28,38 +29,47 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         raise Rejected("plan: the leg has not been crawled")
     depth = {t: d for t, d in crawl.pages}
     edges = crawl.edges
-    usable = {}
+    usable, facts_of = {}, {}
     for title in sorted(depth):
         page = ctx.page(title)
-        if page is not None and page_facts(page, preset.extraction):
-            usable[title] = page
+        facts = [f for f in (resolved(f, ctx) for f in page_facts(page, preset.extraction)) if f] if page else []
+        if facts:
+            usable[title], facts_of[title] = page, facts
     if leg.seed_title not in usable:
         raise Rejected(f"plan: the seed {leg.seed_title!r} has no extractable fact")
     options = [s for s in shapes(preset) if s[3] <= len(usable)]
     if not options:
         raise Rejected(f"plan: only {len(usable)} usable pages within depth {preset.crawl_depth}")
     k, r, d, p = options[rng.randrange(len(options))]
-    # DAG legs fork a place or a country: the route must hold a page offering one
+    # DAG legs fork a place or a country, and every roadblock takes its entity from the route: the
+    # route must hold a page offering what the leg's roadblocks need
     def forkable(title: str) -> bool:
-        return any(f.role in ("place", "country") for f in page_facts(usable[title], preset.extraction))
-    if leg.variant == "dag" and not any(forkable(t) for t in usable):
-        raise Rejected("plan: no page within reach offers a place or a country to fork")
-    # Walk outwards: each next page is linked from a page already on the route (prefer the last one).
+        if leg.variant == "dag":
+            return any(f.role in ("place", "country") for f in facts_of[title])
+        return any(f.role in ENTITY_ROLES or f.unit in CONVERTIBLE_UNITS for f in facts_of[title])
+    if not any(forkable(t) for t in usable):
+        raise Rejected("plan: no page within reach offers " + ("a place or a country to fork" if leg.variant == "dag"
+                       else "an entity a roadblock can take (a place, a country, a date, a company, a measure)"))
+    # Walk outwards: each next page is linked from a page already on the route (prefer the last one),
+    # or, where no link goes on, named by one (the agent searches for it).
     route = [leg.seed_title]
     while len(route) < p:
         frontier = []
-        for src in reversed(route):
-            frontier = [t for t in edges.get(src, []) if t in usable and t not in route]
+        for step in (edges, crawl.mentions):   # linked from the route, else named by it (a search bridge)
+            for src in reversed(route):
+                frontier = [t for t in step.get(src, []) if t in usable and t not in route]
+                if frontier:
+                    break
             if frontier:
                 break
-        if not frontier:  # nothing linked: reach another crawled page through search
+        if not frontier:  # nothing linked or named: reach another crawled page through search
             frontier = [t for t in usable if t not in route]
         if not frontier:
             break
-        if leg.variant == "dag" and not any(forkable(t) for t in route):
+        if not any(forkable(t) for t in route):
             frontier = [t for t in frontier if forkable(t)] or frontier
         route.append(frontier[rng.randrange(len(frontier))])
-    if leg.variant == "dag" and not any(forkable(t) for t in route):
+    if not any(forkable(t) for t in route):
         fork = sorted(t for t in usable if forkable(t) and t not in route)
         if fork and len(route) > 1:
             route[-1] = fork[rng.randrange(len(fork))]

@@ -32,14 +32,16 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     plan = leg.plan
     values: dict[int, object] = {}
     failed: dict[int, str] = {}
+    simulated: set[int] = set()   # stops a simulated provider answered: kept last (real data first)
     for stop in leg.stops:
         if stop.kind == FINISH_LINE:
             continue
         if any(i in failed for i in value_inputs(stop)):
             failed[stop.index] = "depends on a dropped stop"
             continue
+        calls = []
         try:
-            value = run_stop(stop, values, ctx.toolbox, [])
+            value = run_stop(stop, values, ctx.toolbox, calls)
         except StopFailed as exc:
             failed[stop.index] = str(exc)
             continue
@@ -47,6 +49,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             failed[stop.index] = f"page fact re-read as {value!r}, built as {stop.value!r}"
             continue
         stop.value = values[stop.index] = value
+        if any(t.provenance == "simulated" for t in calls):
+            simulated.add(stop.index)
     if 0 in failed:
         raise Rejected(f"prevalidate: the seed stop fails: {failed[0]}")
     leg.metadata["prevalidate_dropped"] = {str(i): r for i, r in sorted(failed.items())}
@@ -56,7 +60,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     # roadblocks that consume a page's text (place, country, date) go first: that text feeds nothing else
     def feeds_text(i: int) -> bool:
         return any(leg.stops[j].value_type != "number" for j in value_inputs(leg.stops[i]))
-    kept_rb = sorted((i for i in keep if leg.stops[i].kind == ROADBLOCK), key=lambda i: (not feeds_text(i), i))
+    kept_rb = sorted((i for i in keep if leg.stops[i].kind == ROADBLOCK),
+                     key=lambda i: (not feeds_text(i), i in simulated, i))
     kept_rb = sorted(kept_rb[: plan.roadblocks])
     dropped_rb = {i for i in keep if leg.stops[i].kind == ROADBLOCK and i not in kept_rb}
     kept_det = [i for i in keep if leg.stops[i].kind == DETOUR and leg.stops[i].source_stop not in dropped_rb]

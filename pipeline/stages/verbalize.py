@@ -1,8 +1,12 @@
 """Stage 8, verbalize: the clue envelope, then acceptance by a solver that sees only the riddle.
 
 Clues come from jinja2 templates in ``templates/clues/``: one clue per stop, earlier results
-named by clue number, pages described by what they are (short description, infobox type),
-never by title. Acceptance hands the riddle and the seed URL, nothing else, to
+named by clue number, pages described by what they are (short description, its first words,
+infobox type), never by title. A page stop's clue must be walked (issue 14): it names its fact
+without quoting the page (the infobox label; for a number in a sentence, the section, the
+sentence's rank or first few words, and what the number is), and of its wordings the first is
+taken that the solver reads to this page and value and that no search with the clue's words
+answers (``page_clue``). Acceptance hands the riddle and the seed URL, nothing else, to
 ``pipeline.agents.solver``: it follows the clues through the tools and must reach exactly one
 answer, y*. A clue with two readings (two linked pages fit and carry the field, ...) rejects the
 leg as ambiguous.
@@ -19,7 +23,19 @@ import jinja2
 
 from pipeline import expressions
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
-from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, Clue, Leg, PageWording, Stop
+from pipeline.model import (
+    DETOUR,
+    FINISH_LINE,
+    LINK_FOLLOW,
+    MERGE,
+    ROADBLOCK,
+    ROUTE_INFO,
+    Clue,
+    Extraction,
+    Leg,
+    PageWording,
+    Stop,
+)
 from pipeline.snapshot.page import infobox_kind, name_pattern
 from pipeline.stages import llm_steps
 from pipeline.stages.base import Rejected, StageContext, rng_for
@@ -27,7 +43,8 @@ from pipeline.tools.spec import TOOL_NAMES
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
 ACCEPT_ALIGNMENT = 0.7
-ROLE_WORD = {"place": "place", "country": "country", "date": "date", "number": "number"}
+ROLE_WORD = {"place": "place", "country": "country", "date": "date", "number": "number", "company": "company",
+             "coin": "cryptocurrency"}
 
 
 @lru_cache(maxsize=2)
@@ -80,39 +97,279 @@ def mask_names(text: str, names: list[str]) -> str:
     return text
 
 
-def circumlocution(stop: Stop, names: list[str]) -> str:
-    """What the page is about, in words that name no leg page."""
+def circumlocution_options(stop: Stop, names: list[str]) -> list[str]:
+    """Ways to say what the page is about that name no leg page, most telling first: its short
+    description; the description's first words (the page is picked among the links of an
+    earlier page, so the first words may be enough, and they are far less of a search query);
+    the kind of its infobox. (The kind joined to the first words was tried: a wording that singles
+    the page out among the links is, in practice, also one a search finds.)"""
     options = []
     wording = stop.wording or PageWording()
-    desc = (wording.description or "").strip().rstrip(".")
+    desc = " ".join((wording.description or "").split()).rstrip(".")
+    kind = infobox_kind(wording.infobox_type)
+    if not (kind and re.fullmatch(r"[a-z][a-z ]{2,40}", kind)):
+        kind = ""
+    linked = stop.transition is None or stop.transition.kind == LINK_FOLLOW
+    starts = description_starts(desc) if desc and len(desc) <= 120 and linked else []
     if desc and len(desc) <= 120:
         options.append(f'the page whose short description reads "{desc}"')
-    kind = infobox_kind(wording.infobox_type)
-    if kind and re.fullmatch(r"[a-z][a-z ]{2,40}", kind):
+    options += [f'the page whose short description begins with the words "{start}"' for start in starts]
+    if kind:
         options.append(f"a page about a subject whose infobox is of the '{kind}' kind")
-    for option in options:
-        if not find_leak(option, names + [stop.page_title or ""]):
-            return option
-    raise Rejected(f"verbalize: no title-free description for stop {stop.index}")
+    return [o for o in options if not find_leak(o, names + [stop.page_title or ""])]
+
+
+PREFIX_END_STOPWORDS = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "with"}
+
+
+def description_starts(desc: str) -> list[str]:
+    """The description's proper word prefixes, longest first, that end on a word that is not a
+    stopword and cut no quotation or bracket in half."""
+    words = desc.split(" ")
+    out = []
+    for k in range(len(words) - 1, 0, -1):
+        start = " ".join(words[:k])
+        last = re.sub(r"\W+$", "", words[k - 1]).lower()
+        if (last in PREFIX_END_STOPWORDS or not last or start.count('"') % 2 or start.count("(") != start.count(")")
+                or start.endswith((",", ":", ";", "-", "–"))):
+            continue
+        out.append(start)
+    return out
+
+
+def circumlocution(stop: Stop, names: list[str]) -> str:
+    """What the page is about, in words that name no leg page (the first of the options)."""
+    options = circumlocution_options(stop, names)
+    if not options:
+        raise Rejected(f"verbalize: no title-free description for stop {stop.index}")
+    return options[0]
 
 
 # ---- clues --------------------------------------------------------------------------------------
-def ask_text(stop: Stop, names: list[str]) -> str:
+def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
+    """The question of a page stop, in the wordings a solver can read, most telling first.
+
+    Infobox facts are asked by label. A number in a sentence is named without quoting the
+    sentence: where the sentence stands (the opening text or a section, then its position there,
+    sentences cut as ``facts.SENTENCE_SPLIT`` cuts them) and what the number is (a year, a number
+    of employees, a measurement in square kilometres, ...; ``solver.number_kinds``), with "the
+    first of the two" when the sentence gives more than one number of that kind. The plain "a
+    number" wording comes second: what a number counts can itself be a search word. A sentence
+    far down its block, or past a cut a reader may not count, is named by its first words first
+    (``sentence_refs``)."""
     ex = stop.extraction
+    if ex.source == "subject":
+        return [render("ask.j2", source="subject")]
     if ex.source == "infobox":
-        return render("ask.j2", source="infobox", value_type=stop.value_type, label=stop.fact.label,
-                      role=stop.fact.role, rounded=False, section=None, sentence=None)
-    from pipeline.execute import numbers_in
-    nums = numbers_in(ex.sentence)
-    target = nums[ex.number_index]
-    pos = -1
-    for n, m in enumerate(re.finditer(re.escape(target), ex.sentence)):
-        pos = m.start()
-        break
-    sentence = ex.sentence[:pos] + "[?]" + ex.sentence[pos + len(target):]
-    sentence = mask_names(sentence, names + [stop.page_title or ""])
-    return render("ask.j2", source=ex.source, value_type="number", label=None, role=None, rounded=False,
-                  section=ex.section, sentence=sentence)
+        return [render("ask.j2", source="infobox", value_type=stop.value_type, label=stop.fact.label,
+                       role=stop.fact.role, rounded=False)]
+    from pipeline.agents.solver import count_word, number_kinds, ordinal
+    wheres = sentence_places(ex, page, names)
+    numbers = number_kinds(ex.sentence or "")
+    if not wheres or not ex.sentence or ex.number_index is None or ex.number_index >= len(numbers):
+        return []
+    target = numbers[ex.number_index][1]
+    kinds = []
+    if target.cls != "number" and not find_leak(target.singular, names):
+        same = [i for i, (_, k) in enumerate(numbers) if k.singular == target.singular]
+        kinds.append((target, same))
+    kinds.append((None, list(range(len(numbers)))))
+    out = []
+    for where, block in wheres:
+        for sentence in sentence_refs(block, ex.sentence.strip(), names):
+            for kind, same in kinds:
+                nth = same.index(ex.number_index)
+                if len(same) == 1:
+                    phrase, question = (kind.singular, kind.question) if kind else ("a number", "what number")
+                else:
+                    phrase = f"{count_word(len(same))} {kind.plural if kind else 'numbers'}"
+                    question = f"what is the {ordinal(nth + 1)} of the {count_word(len(same))}"
+                out.append(render("ask.j2", source="position", where=where, sentence=sentence, kind=phrase,
+                                  question=question))
+    return out
+
+
+MAX_COUNTED = 10    # past this many sentences, a reader is told the sentence's first words rather than its rank
+# a cut after an initial or an abbreviation ("Dwight D.", "B.B.", "Washington, D.C.") may not end a
+# sentence for a reader: counting sentences across it is not safe
+DOUBTFUL_CUT = re.compile(r"(?:\b[A-Z]\.|\b(?:[A-Za-z]\.){2,}|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|No|Nos|Co|Inc|Ltd|Corp|"
+                          r"Bros|Gen|Gov|Sen|Rep|Rev|Prof|Lt|Col|Capt|Sgt|Mt|Ft|vs|etc|approx|ca|c|Vol|pp|ed|eds|Op)\.)$")
+
+# a sentence end the split does not cut at (a full stop inside quotes: '... "Brother Ray." He was ...')
+MISSED_CUT = re.compile(r"[.!?][\"”’)]\s+[A-Z]")
+
+
+def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
+    """How a clue may point at a sentence of a block: its rank ("the third sentence"), first when
+    counting up to it is short and crosses no doubtful cut; its first words (a few, no number, no
+    leg page name, no other sentence of the block beginning alike)."""
+    from pipeline.agents.solver import ordinal, sentences_of, words_begin
+    sentences = [" ".join(s.split()) for s in sentences_of(block)]
+    sentence = " ".join(sentence.split())
+    if sentence not in sentences:
+        return []
+    k = sentences.index(sentence)
+    counted = f"the {ordinal(k + 1)} sentence"
+    safe = k < MAX_COUNTED and not any(DOUBTFUL_CUT.search(s) or MISSED_CUT.search(s) for s in sentences[:k])
+    refs = [counted] if safe else []
+    words = sentence.split(" ")
+    for n in range(3, 6):
+        opening = " ".join(words[:n])
+        if re.search(r"\d", opening) or find_leak(opening, names) or n > len(words) - 2:
+            break
+        if (opening.count('"') % 2 or opening.endswith((",", ";", ":"))
+                or words[n - 1].lower() in PREFIX_END_STOPWORDS):
+            continue
+        if sum(words_begin(s, opening) for s in sentences) == 1:
+            refs.append(f'the sentence that begins with the words "{opening}"')
+            break
+    return refs if safe else refs + [counted]
+
+
+def sentence_places(ex: Extraction, page: dict, names: list[str]) -> list[tuple[str, str]]:
+    """How a clue may name the block holding a fact's sentence, with the block's text: "opening
+    text"; 'section "History"' (a title no other section shares and that names no leg page);
+    "fifth section" (its place in the page's list of sections)."""
+    from pipeline.agents.solver import ordinal
+    if ex.section in ("", None):
+        return [("opening text", page.get("lead", ""))]
+    sections = page.get("sections", [])
+    index = next((i for i, s in enumerate(sections) if s["title"] == ex.section), None)
+    if index is None:
+        return []
+    out = []
+    if sum(s["title"] == ex.section for s in sections) == 1 and not find_leak(ex.section, names):
+        out.append((f'section "{ex.section}"', sections[index]["text"]))
+    out.append((f"{ordinal(index + 1)} section", sections[index]["text"]))
+    return out
+
+
+def ask_text(stop: Stop, names: list[str], page: dict | None = None) -> str:
+    """The first wording of ``ask_options`` (``page``: the stop's page as ``fetch_webpage`` gives it)."""
+    options = ask_options(stop, names, page or {})
+    if not options:
+        raise Rejected(f"verbalize: no wording for the question of stop {stop.index}")
+    return options[0]
+
+
+# ---- clues that must be walked ----------------------------------------------------------------------
+def value_shown(value, snippets: list[str]) -> bool:
+    """Does any snippet show the value (a number as written or with thousands separators; a date
+    as ISO or in words; text case-insensitively)? Shared with ``benchmarks/snippets.py``."""
+    text = " ".join(snippets)
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        forms = {str(value), f"{value:,}"} if isinstance(value, int) else {str(value)}
+        return any(re.search(rf"(?<![\d.,]){re.escape(v)}(?![\d])", text) for v in forms)
+    value = str(value)
+    forms = {value.lower()}
+    if m := re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", value):
+        from pipeline.agents.solver import MONTHS
+        y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if 1 <= mo <= 12:
+            forms |= {f"{MONTHS[mo - 1]} {d}, {y}".lower(), f"{d} {MONTHS[mo - 1]} {y}".lower()}
+    return any(f in text.lower() for f in forms)
+
+
+PAGE, ELSEWHERE = "page", "elsewhere"
+SHOWN = " shows the value"
+
+
+def search_exposure(ctx: StageContext, query: str, value, title: str | None, memo: dict) -> str | None:
+    """Does a search for ``query`` show the value in its top-5 snippets? ``PAGE`` when the snippet
+    of the page titled ``title`` shows it (the search answers the stop), ``ELSEWHERE`` when only
+    other pages' snippets happen to (a year or a small number in an unrelated result: nothing
+    tells a reader it is the answer), None when none does."""
+    query = query[:300]
+    if query not in memo:
+        result = ctx.toolbox.call("web_search", {"query": query, "num_results": 5})
+        hits = result.data.get("results", []) if result.ok else []
+        memo[query] = [(h.get("title"), h.get("snippet") or "") for h in hits[:5]]
+    if any(t == title and value_shown(value, [snippet]) for t, snippet in memo[query]):
+        return PAGE
+    return ELSEWHERE if value_shown(value, [snippet for _, snippet in memo[query]]) else None
+
+
+def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageContext) -> str:
+    """A page stop's clue: the first wording (circumlocution x question, ``circumlocution_options``
+    and ``ask_options`` order) that names no leg page, that the solver reads as this page and
+    this value, that does not state the value itself (a description such as "1939 film by ...",
+    a section titled by a year), and that a search cannot answer: neither a search made with the
+    whole clue nor one made with its description of the page shows the value in a top-5 snippet
+    (the page must be walked to, and read). When every such wording has the value turn up only in other pages'
+    snippets, the first of those is taken and its clue number noted in the leg's metadata
+    (``snippet_coincidences``). Rejected, with the reasons, when no wording qualifies."""
+    from pipeline.agents.solver import Ambiguous, Solver, Unsolvable, fits, readings_of, search_words
+    t = stop.transition
+    first = stop.index == 0
+    solver = Solver(ctx.toolbox)
+    page = solver.fetch(stop.index + 1, stop.page_url)
+    if page is None:
+        raise Rejected(f"verbalize: the page of stop {stop.index} cannot be fetched")
+    asks = ask_options(stop, names, page)
+    circs = [""] if first else circumlocution_options(stop, names)
+    if not asks or not circs:
+        raise Rejected(f"verbalize: no title-free wording for stop {stop.index}")
+    bridge = t.kind if t else LINK_FOLLOW
+    from_clue = (t.from_stop + 1) if t and t.from_stop is not None else 1
+    linked: list[dict] | None = None
+    memo: dict = {}
+    problems: list[str] = []
+    coincidental: str | None = None
+    for circ in circs:
+        if first:
+            reached = [page]
+        elif bridge == LINK_FOLLOW:
+            if linked is None:
+                linked = solver.linked_pages(stop.index + 1, leg.stops[t.from_stop].page_url)
+            reached = [p for p in linked if fits(p, circ)]
+        else:
+            try:
+                reached = solver.searched_pages(stop.index + 1, circ)
+            except Unsolvable as exc:  # a failed search only rules this wording out
+                problems.append(f"{circ[:50]!r}: the search fails ({exc})")
+                continue
+        if not any(p["url"] == page["url"] for p in reached):
+            problems.append(f"{circ[:50]!r}: does not reach the page")
+            continue
+        for ask in asks:
+            text = render("page.j2", first=first, bridge=bridge, from_clue=from_clue, circ=circ, ask=ask,
+                          variant=variant)
+            leak = find_leak(text, names)
+            if leak:
+                problems.append(f"{text[:60]!r}: names {leak!r}")
+                continue
+            if value_shown(stop.value, [text]):   # a description or a section title stating the answer
+                problems.append(f"{text[:60]!r}: states the value itself")
+                continue
+            exposure = [] if first else [search_exposure(ctx, q, stop.value, stop.page_title, memo)
+                                         for q in (text, search_words(circ))]
+            if PAGE in exposure:
+                problems.append(f"a search for {text[:60]!r} or its description of the page{SHOWN}")
+                continue
+            if ELSEWHERE in exposure and coincidental is not None:
+                continue
+            try:
+                readings = readings_of(stop.index + 1, reached, ask)
+            except Ambiguous as exc:
+                problems.append(f"{ask[:60]!r}: {exc}")
+                continue
+            if readings != {page["url"]: stop.value}:
+                problems.append(f"{text[:60]!r}: the solver reads {readings or 'nothing'}")
+                continue
+            if ELSEWHERE not in exposure:
+                return text
+            coincidental = text
+    if coincidental is not None:
+        leg.metadata.setdefault("snippet_coincidences", []).append(stop.index + 1)
+        return coincidental
+    if problems and all(p.endswith(SHOWN) for p in problems):
+        how = "it is reached by a web search, and" if bridge != LINK_FOLLOW else "for every wording"
+        raise Rejected(f"verbalize: clue {stop.index + 1} can be skipped: {how} the page's own search snippet shows "
+                       f"its answer {stop.value!r} (a page reached by search needs a fact its snippet does not show)")
+    raise Rejected(f"verbalize: no wording of clue {stop.index + 1} is walkable and unambiguous "
+                   f"({len(problems)} tried: {'; '.join(problems[:3])})")
 
 
 def input_phrase(leg: Leg, i: int) -> str:
@@ -123,13 +380,9 @@ def input_phrase(leg: Leg, i: int) -> str:
     return f"the {ROLE_WORD.get(word, 'number')} from clue {i + 1}"
 
 
-def clue_for(leg: Leg, stop: Stop, names: list[str], variant: int) -> str:
+def clue_for(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageContext) -> str:
     if stop.kind == ROUTE_INFO:
-        t = stop.transition
-        return render("page.j2", first=stop.index == 0, bridge=t.kind if t else LINK_FOLLOW,
-                      from_clue=(t.from_stop + 1) if t and t.from_stop is not None else 1,
-                      circ=circumlocution(stop, names) if stop.index else "", ask=ask_text(stop, names),
-                      variant=variant)
+        return page_clue(leg, stop, names, variant, ctx)
     if stop.kind == ROADBLOCK:
         fields = dict(stop.roadblock.params)
         for n, i in enumerate(stop.roadblock.inputs):
@@ -286,7 +539,7 @@ def _paraphrased(llm, leg: Leg, clue: Clue, names: list[str]) -> Clue:
 def run(leg: Leg, ctx: StageContext) -> Leg:
     rng = rng_for(leg, "verbalize")
     names = forbidden_names(leg, ctx)
-    leg.clues = [Clue(number=s.index + 1, stop=s.index, text=clue_for(leg, s, names, rng.randrange(3))) for s in leg.stops]
+    leg.clues = [Clue(number=s.index + 1, stop=s.index, text=clue_for(leg, s, names, rng.randrange(3), ctx)) for s in leg.stops]
     riddle = leg.riddle
     leak = find_leak(riddle, names)
     if leak:

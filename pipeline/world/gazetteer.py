@@ -232,6 +232,19 @@ class Gazetteer:
             self._airports = index
         return self._airports
 
+    def airports_within(self, lat: float, lng: float, radius_km: float) -> list[tuple[float, PlaceHit]]:
+        """Airports with an IATA code (airportsdata) within ``radius_km`` of a point, nearest first:
+        real data for every place on Earth, unlike the points of interest of a few covered cities."""
+        self._airport_index()
+        found = []
+        for code, hit in sorted(self._airport_codes.items()):
+            if abs(hit.lat - lat) > radius_km / 100:   # 1 degree of latitude > 110 km: cheap pre-filter
+                continue
+            distance = haversine_km(lat, lng, hit.lat, hit.lng)
+            if distance <= radius_km:
+                found.append((distance, hit))
+        return sorted(found, key=lambda x: (x[0], x[1].extra["iata"]))
+
     def geocode(self, query: str, lookup: Callable[[str], PlaceHit | None] | None = None) -> PlaceHit | None:
         """Best match for a place name or address, or None.
 

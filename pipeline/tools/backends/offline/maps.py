@@ -179,6 +179,14 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
                           "offline-data", "; ".join(c.source for c in osm.city_maps(world_dir(ctx))))
         query, location = m.group("what"), m.group("where")
     lat, lng, label = resolve_place(ctx, location, "location")
+    if _singular(normalise_name(query)) == "airport":   # airportsdata covers the whole world
+        gaz = gazetteer(world_dir(ctx))
+        hits = gaz.airports_within(lat, lng, radius_m / 1000)
+        places = [{"place_id": f"iata:{h.extra['iata']}", "name": h.name, "category": "airport", "lat": h.lat,
+                   "lng": h.lng, "distance_m": round(d * 1000, 1)} for d, h in hits]
+        return result("maps_search_places", {"places": places[:MAX_PLACES], "count": len(places),
+                                             "center": {"lat": lat, "lng": lng, "name": label}},
+                      "offline-data", hits[0][1].source if hits else "airportsdata (MIT)")
     city = osm.city_covering(world_dir(ctx), (lat, lng))
     if city is not None:
         matcher = _query_matcher(query)
