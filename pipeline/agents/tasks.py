@@ -68,7 +68,7 @@ from pipeline.tools.toollog import ToolLog, call_tool
 TASK_AGENTS = ("oracle", "random", "llm", "modular")
 OBSERVATION_CHARS = 8000
 MAX_TOKENS = 2048            # completion tokens per llm request
-MATH_STEPS = 20              # tool calls (the longest golden math trace has 19)
+MATH_STEPS = 10              # tool calls
 ATP_TRIES = 3                # proof submissions
 OS_STEPS = 8                 # shell commands (AgentBench's round limit)
 GIT_STEPS = 12               # git commands
