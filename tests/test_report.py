@@ -285,7 +285,7 @@ def test_cli_runs_the_invariants_and_writes_every_page(dataset, tmp_path, capsys
     holding = {r[0]: r[1] for r in table_rows(index.split('id="invariants"')[1].split("</table>")[0])}
     assert holding == {name: f"{n}/{n}" for name in
                        ("1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts",
-                        "8_places")}
+                        "8_places", "9_route_inputs")}
     assert sorted(p.name for p in (out / "legs").iterdir()) == sorted(leg_filename(l.leg_id) for l in dataset["legs"])
     # deterministic: a second run gives the same bytes
     again = tmp_path / "again"
