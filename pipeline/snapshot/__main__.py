@@ -1,7 +1,13 @@
-"""CLI: ``python -m pipeline.snapshot build --from PATH [--from PATH ...] [--out DIR]`` and ``info``."""
+"""CLI: ``python -m pipeline.snapshot build --from PATH [--from PATH ...] [--out DIR] [--workers N] [--fresh]``
+and ``info``.
+
+``build`` resumes: an interrupted or failed build keeps what it imported in ``.<out>.staging``
+beside the output, and the same command run again continues after the last committed page.
+"""
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -22,12 +28,22 @@ def cmd_build(args, console: Console) -> int:
 
     out = Path(args.out) if args.out else _settings().snapshot_dir
     started = time.monotonic()
+    if args.fresh:
+        staging = out.parent / f".{out.name}.staging"
+        if staging.exists():
+            shutil.rmtree(staging)
     try:
-        result = build_snapshot(args.sources, out, log=(lambda m: console.print(m, highlight=False))
-                                if not args.quiet else None, language=args.language)
+        result = build_snapshot(args.sources, out, log=(lambda m: console.print(m, highlight=False, markup=False))
+                                if not args.quiet else None, language=args.language, workers=args.workers,
+                                resume=True)
     except SnapshotInputError as exc:
-        console.print(f"[red]build failed, nothing written:[/red] {exc}", highlight=False)
+        console.print("[red]build failed, snapshot not written:[/red] ", end="", highlight=False)
+        console.print(str(exc), highlight=False, markup=False)
         return 2
+    except KeyboardInterrupt:
+        console.print(f"interrupted: run the same command again to resume (staged in .{out.name}.staging)",
+                      highlight=False, markup=False)
+        return 130
     m = result.manifest
     table = Table(title=f"snapshot {out}")
     table.add_column("source")
@@ -82,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--out", help="snapshot directory (default: settings.snapshot_dir)")
     b.add_argument("--language", default="en", help="the snapshot's language (ISO 639-1); pages identified as "
                    "another (py3langid) are never seeds or route pages")
+    b.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes parsing pages (default: every core; inputs under 1 MB are parsed in one)")
+    b.add_argument("--fresh", action="store_true",
+                   help="discard an import left by an interrupted build instead of resuming it")
     b.add_argument("--quiet", action="store_true")
     i = sub.add_parser("info", help="counts and content hash of a snapshot")
     i.add_argument("--snapshot", help="snapshot directory (default: settings.snapshot_dir)")

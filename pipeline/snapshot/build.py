@@ -5,31 +5,77 @@ objects), merged by title (the richer page wins, see ``richness``), then written
 order with links resolved through the redirect table. Everything is built in a temporary
 sibling directory and renamed into place at the end, so a failed build (a broken input
 raises ``SnapshotInputError``) leaves the previous snapshot untouched.
+
+Dumps and ZIM archives are parsed on every core: the main process cuts the input into tasks
+(about 256 KB of ``<page>`` chunks, or a range of ZIM entries), a process pool parses them, and the
+results are staged in input order (at most 3 tasks per worker in flight), so the snapshot is
+the same bytes whatever the number of workers. The final pass (links through redirects,
+aliases, language, topics) runs on the pool too, reading the staging database. Nothing is held
+in memory per page or per title: memory stays flat whatever the dump's size.
+
+Resuming (``resume=True``, the CLI's default): the staging database lives beside the output
+and every commit records, with the pages it stages, how far each input was read (a dump's byte
+offset and page number, a ZIM entry index). A build that stops (a truncated dump, a broken bz2
+stream, Ctrl-C, a killed process) keeps what it committed; the same build run again continues
+after the last committed page and gives the same snapshot as a build in one go.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
+import signal
 import sqlite3
-from collections.abc import Callable, Iterable
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.cache import canonical_json, file_sha256
-from pipeline.snapshot.importers import Redirect, Skipped, SnapshotInputError, Source, TopicHint, detect_sources
+from pipeline.snapshot.importers import (
+    Item,
+    RawPage,
+    Redirect,
+    ResumeMismatch,
+    Skipped,
+    SnapshotInputError,
+    Source,
+    XmlDumpReader,
+    XmlPosition,
+    ZimReader,
+    detect_sources,
+    guess_title,
+    page_namespace,
+    xml_page_item,
+)
 from pipeline.snapshot.language import identify, page_text
-from pipeline.snapshot.page import Link, Page
+from pipeline.snapshot.page import Page
 from pipeline.snapshot.wikitext import first_sentence
 
 FORMAT_VERSION = 1
 PAGES_DB = "pages.sqlite"
 MANIFEST = "manifest.json"
 REPORT = "build_report.json"
+STAGING_DB = "staging.sqlite"
+STAGING_FORMAT = 1
 HASH_METHOD = ("sha256 over UTF-8 lines: canonical JSON of each page in title order, then "
                "canonical JSON [alias, target] of each redirect in alias order")
 _MAX_REDIRECT_HOPS = 8
+_PARALLEL_MIN_BYTES = 1 << 20      # smaller inputs are parsed in this process (a pool costs ~1 s to start)
+_XML_TASK_BYTES = 256 << 10        # a task: about 256 KB of <page> chunks ...
+_XML_TASK_PAGES = 512              # ... or this many pages
+_ZIM_TASK_ENTRIES = 256
+_FINISH_TASK_PAGES = 256
+_COMMIT_SECONDS = 2.0              # an interrupted build redoes at most this much work
+_LOG_SECONDS = 10.0
+_RESOLVE_CACHE = 500_000           # link targets remembered per final-pass process
 
 SCHEMA = """
 CREATE TABLE pages (id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE, json TEXT NOT NULL);
@@ -102,85 +148,624 @@ def collect_sources(paths: Iterable[str | os.PathLike]) -> tuple[list[Source], l
     return sources, ignored
 
 
-def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
-                   log: Callable[[str], None] | None = None, language: str = "en") -> BuildResult:
-    """Import ``paths`` and write the snapshot directory ``out`` (replaced only on success);
-    ``language`` is the snapshot's: pages identified as another are kept but marked."""
-    log = log or (lambda msg: None)
-    out = Path(out)
-    paths = list(paths)
-    sources, ignored = collect_sources(paths)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+
+# ---- workers -----------------------------------------------------------------------------------
+
+def default_workers() -> int:
+    """The cores this process may run on."""
     try:
-        report = BuildReport(ignored_files=ignored)
-        manifest = _build_into(tmp, sources, report, log, language)
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return BuildResult(out=out, manifest=manifest, report=report)
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
-def _replace_dir(tmp: Path, out: Path) -> None:
-    backup = None
-    if out.exists():
-        backup = out.parent / f".{out.name}.previous-{os.getpid()}"
-        if backup.exists():
-            shutil.rmtree(backup)
-        os.replace(out, backup)
-    try:
-        os.replace(tmp, out)
-    except BaseException:
-        if backup is not None:
-            os.replace(backup, out)
-        raise
-    if backup is not None:
-        shutil.rmtree(backup, ignore_errors=True)
+def _worker_count(workers: int | None, sources: list[Source]) -> int:
+    if workers is not None:
+        return max(1, int(workers))
+    size = sum(f.stat().st_size for src in sources for f in src.files())
+    return default_workers() if size >= _PARALLEL_MIN_BYTES else 1
 
 
-def _build_into(tmp: Path, sources: list[Source], report: BuildReport, log, language: str = "en") -> dict:
-    staging_path = tmp / "staging.sqlite"
-    stage = sqlite3.connect(staging_path, isolation_level=None)
-    stage.executescript("""
-        PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;
-        CREATE TABLE staged (title TEXT PRIMARY KEY, rank TEXT NOT NULL, source TEXT NOT NULL, json TEXT NOT NULL);
-        CREATE TABLE topics (title TEXT NOT NULL, topic TEXT NOT NULL, PRIMARY KEY (title, topic));
-    """)
-    redirects: dict[str, tuple[str, str]] = {}   # alias -> (target, source)
-    source_rows = []
-    stage.execute("BEGIN")
-    for src in sources:
-        log(f"importing {src.kind} {src.name}")
-        counts = {"pages": 0, "redirects": 0, "skipped": 0, "topics": 0}
-        for item in src.items():
-            if isinstance(item, Page):
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+
+
+class _Pool:
+    """A process pool started on first use and restarted after a worker dies.
+
+    On Linux the workers are forked (they start in milliseconds with the parsers loaded, and
+    ProcessPoolExecutor forks them all before starting any thread); they never use the parent's
+    open databases or archives. Elsewhere they are spawned.
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+        self._executor: ProcessPoolExecutor | None = None
+
+    def executor(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+            self._executor = ProcessPoolExecutor(self.size, mp_context=ctx, initializer=_worker_init)
+        return self._executor
+
+    def restart(self) -> None:
+        self.close(cancel=True)
+
+    def close(self, cancel: bool = False) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=cancel)  # running tasks end within seconds
+            self._executor = None
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Work a pool runs on task payloads: ``run(payload) -> records``; ``split`` cuts a payload into
+    one-page payloads and ``reject`` records one that killed its worker (None: not splittable)."""
+    run: Callable
+    split: Callable | None = None
+    reject: Callable | None = None
+
+
+def _run_ordered(pool: _Pool | None, job: _Job, tasks: Iterator[tuple], on_result: Callable) -> None:
+    """Hand ``on_result(records, mark)`` the records of each ``(payload, mark)`` task, in task order.
+
+    Payloads run on the pool (at most 3 per worker in flight, so memory stays bounded however
+    fast the input is read), or here when ``pool`` is None; a None payload has no records. When
+    reading tasks raises ``SnapshotInputError`` (a truncated dump), the tasks read before it are
+    finished and handed over first, then the error is raised. A payload whose worker died is
+    re-run page by page, each page that kills a worker again is rejected.
+    """
+    if pool is None:
+        for payload, mark in tasks:
+            on_result(job.run(payload) if payload is not None else [], mark)
+        return
+    inflight: deque[list] = deque()
+    error: SnapshotInputError | None = None
+    exhausted = False
+    tasks = iter(tasks)
+    while True:
+        while not exhausted and error is None and len(inflight) < 3 * pool.size:
+            try:
+                payload, mark = next(tasks)
+            except StopIteration:
+                exhausted = True
+                break
+            except SnapshotInputError as exc:
+                error = exc
+                break
+            future = pool.executor().submit(job.run, payload) if payload is not None else None
+            inflight.append([future, payload, mark])
+        if not inflight:
+            break
+        future, payload, mark = inflight.popleft()
+        try:
+            records = future.result() if future is not None else []
+        except BrokenProcessPool:
+            if job.split is None:
+                raise
+            records = _isolate(pool, job, payload)
+            for entry in inflight:  # their worker pool is gone too
+                if entry[1] is not None:
+                    entry[0] = pool.executor().submit(job.run, entry[1])
+        on_result(records, mark)
+    if error is not None:
+        raise error
+
+
+def _isolate(pool: _Pool, job: _Job, payload) -> list:
+    pool.restart()
+    records: list = []
+    for one in job.split(payload):
+        try:
+            records += pool.executor().submit(job.run, one).result()
+        except BrokenProcessPool:
+            pool.restart()
+            records += job.reject(one, "the parser's process died on this page (crash or out of memory)")
+    return records
+
+
+def _record(item: Item, with_language: bool) -> tuple:
+    """An importer item as a picklable record (a page travels as its canonical JSON)."""
+    if isinstance(item, Page):
+        return ("p", item.title, canonical_json(item.to_dict()), richness(item),
+                identify(page_text(item)) if with_language else None)
+    if isinstance(item, Redirect):
+        return ("r", item.alias, item.target)
+    if isinstance(item, Skipped):
+        return ("s", item.title, item.reason)
+    return ("t", item.title, item.topic)
+
+
+def _xml_task(payload: tuple[str, list[bytes]]) -> list[tuple]:
+    source, chunks = payload
+    records = []
+    for data in chunks:
+        item = xml_page_item(data, source)
+        if item is not None:
+            records.append(_record(item, True))
+    return records
+
+
+def _xml_split(payload):
+    return [(payload[0], [data]) for data in payload[1]]
+
+
+def _xml_reject(payload, reason: str) -> list[tuple]:
+    return [("s", guess_title(payload[1][0]), reason)]
+
+
+_ZIM_READERS: dict[str, ZimReader] = {}
+
+
+def _zim_task(payload: tuple[str, str, int, int]) -> list[tuple]:
+    path, source, start, stop = payload
+    reader = _ZIM_READERS.get(path)
+    if reader is None:
+        reader = _ZIM_READERS[path] = ZimReader(Path(path))
+    records = []
+    for i in range(start, stop):
+        item = reader.item(i, source)
+        if item is not None:
+            records.append(_record(item, True))
+    return records
+
+
+def _zim_split(payload):
+    path, source, start, stop = payload
+    return [(path, source, i, i + 1) for i in range(start, stop)]
+
+
+def _zim_reject(payload, reason: str) -> list[tuple]:
+    return [("s", "", f"ZIM entry {payload[2]}: {reason}")]
+
+
+_XML_JOB = _Job(_xml_task, _xml_split, _xml_reject)
+_ZIM_JOB = _Job(_zim_task, _zim_split, _zim_reject)
+
+
+# ---- staging -----------------------------------------------------------------------------------
+
+_STAGING_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sources (idx INTEGER PRIMARY KEY, state TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS staged (title TEXT PRIMARY KEY, rank TEXT NOT NULL, source TEXT NOT NULL,
+                                   json TEXT NOT NULL, language TEXT);
+CREATE TABLE IF NOT EXISTS redirects (alias TEXT PRIMARY KEY, target TEXT NOT NULL, source TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS topics (title TEXT NOT NULL, topic TEXT NOT NULL, PRIMARY KEY (title, topic));
+CREATE TABLE IF NOT EXISTS skipped (source TEXT NOT NULL, title TEXT NOT NULL, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS merges (title TEXT NOT NULL, kept TEXT NOT NULL, dropped TEXT NOT NULL, filled TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS conflicts (alias TEXT NOT NULL, kept TEXT NOT NULL, dropped TEXT NOT NULL);
+"""
+
+
+class _Restart(Exception):
+    """The staged work cannot be continued (an input changed): start the import over."""
+
+
+class _Staging:
+    """The scratch database every importer writes to: pages merged by title, redirects, topics,
+    the report's lists and, per source, how far it was read. Written in transactions that each
+    end at a task boundary with the source's position, so an interrupted build resumes there."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.path = folder / STAGING_DB
+        self._open()
+
+    def _open(self) -> None:
+        self.db = sqlite3.connect(self.path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA cache_size=-65536")
+        self.db.executescript(_STAGING_SCHEMA)
+        self.db.execute("BEGIN")
+        self._committed = time.monotonic()
+
+    def reset(self, key: str) -> None:
+        """Forget everything staged: a new, empty import of the inputs named by ``key``."""
+        self.db.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(self.path) + suffix).unlink(missing_ok=True)
+        self._open()
+        self.set_meta("key", key)
+        self.commit()
+
+    # transactions
+    def commit(self) -> None:
+        self.db.execute("COMMIT")
+        self.db.execute("BEGIN")
+        self._committed = time.monotonic()
+
+    def commit_now_and_then(self) -> None:
+        if time.monotonic() - self._committed >= _COMMIT_SECONDS:
+            self.commit()
+
+    @contextmanager
+    def savepoint(self):
+        self.db.execute("SAVEPOINT apply")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK TO apply")
+            self.db.execute("RELEASE apply")
+            raise
+        self.db.execute("RELEASE apply")
+
+    def close(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
+        self.db.close()
+
+    # state
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def source_state(self, idx: int) -> dict | None:
+        row = self.db.execute("SELECT state FROM sources WHERE idx = ?", (idx,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def set_source_state(self, idx: int, state: dict) -> None:
+        self.db.execute("REPLACE INTO sources VALUES (?, ?)", (idx, canonical_json(state)))
+
+    def staged_pages(self) -> int:
+        return sum(json.loads(s)["counts"]["pages"] for (s,) in self.db.execute("SELECT state FROM sources"))
+
+    # records
+    def apply(self, records: list[tuple], source: str, counts: dict) -> None:
+        for rec in records:
+            kind = rec[0]
+            if kind == "p":
                 counts["pages"] += 1
-                _stage_page(stage, item, src.name, report)
-            elif isinstance(item, Redirect):
+                self._stage_page(rec[1], rec[2], rec[3], rec[4], source)
+            elif kind == "r":
                 counts["redirects"] += 1
-                _stage_redirect(redirects, item, src.name, report)
-            elif isinstance(item, Skipped):
+                self._stage_redirect(rec[1], rec[2], source)
+            elif kind == "s":
                 counts["skipped"] += 1
-                report.skipped.append({"source": src.name, "title": item.title, "reason": item.reason})
-            elif isinstance(item, TopicHint):
+                self.db.execute("INSERT INTO skipped VALUES (?, ?, ?)", (source, rec[1], rec[2]))
+            else:
                 counts["topics"] += 1
-                stage.execute("INSERT OR IGNORE INTO topics VALUES (?, ?)", (item.title, item.topic))
-        source_rows.append({"name": src.name, "kind": src.kind, "sha256": src.sha256(), **counts})
+                self.db.execute("INSERT OR IGNORE INTO topics VALUES (?, ?)", (rec[1], rec[2]))
+
+    def _stage_page(self, title: str, page_json: str, rank: tuple, language: str | None, source: str) -> None:
+        row = self.db.execute("SELECT rank, source, json, language FROM staged WHERE title = ?", (title,)).fetchone()
+        if row is None:
+            self.db.execute("INSERT INTO staged VALUES (?, ?, ?, ?, ?)",
+                            (title, json.dumps(rank), source, page_json, language))
+            return
+        old_rank, old_source, old_json, old_language = tuple(json.loads(row[0])), row[1], row[2], row[3]
+        # richer wins; ties go to the source name, then the JSON, so input order never matters
+        new_wins = (tuple(rank), [-ord(c) for c in source], page_json) > \
+            (old_rank, [-ord(c) for c in old_source], old_json)
+        page, old = Page.from_dict(json.loads(page_json)), Page.from_dict(json.loads(old_json))
+        kept, dropped = (page, old) if new_wins else (old, page)
+        kept_source, dropped_source = (source, old_source) if new_wins else (old_source, source)
+        filled = []
+        if (kept.description == first_sentence(kept.lead) and dropped.description
+                and dropped.description != first_sentence(dropped.lead)):
+            kept.description = dropped.description  # a real short description beats the derived one
+            filled.append("description")
+        self.db.execute("INSERT INTO merges VALUES (?, ?, ?, ?)", (title, kept_source, dropped_source,
+                                                                     json.dumps(filled)))
+        self.db.execute("REPLACE INTO staged VALUES (?, ?, ?, ?, ?)",
+                        (kept.title, json.dumps(richness(kept)), kept_source, canonical_json(kept.to_dict()),
+                         language if new_wins else old_language))
+
+    def _stage_redirect(self, alias: str, target: str, source: str) -> None:
+        if alias == target:
+            return
+        row = self.db.execute("SELECT target, source FROM redirects WHERE alias = ?", (alias,)).fetchone()
+        if row is None:
+            self.db.execute("INSERT INTO redirects VALUES (?, ?, ?)", (alias, target, source))
+            return
+        if row[0] == target:
+            return
+        keep, drop = sorted([tuple(row), (target, source)])
+        self.db.execute("REPLACE INTO redirects VALUES (?, ?, ?)", (alias, keep[0], keep[1]))
+        self.db.execute("INSERT INTO conflicts VALUES (?, ?, ?)", (alias, keep[0], drop[0]))
+
+    def report(self, ignored: list[str]) -> BuildReport:
+        report = BuildReport(ignored_files=ignored)
+        report.skipped = [{"source": s, "title": t, "reason": r}
+                          for s, t, r in self.db.execute("SELECT source, title, reason FROM skipped ORDER BY rowid")]
+        report.merges = [{"title": t, "kept": k, "dropped": d, "filled": json.loads(f)}
+                         for t, k, d, f in self.db.execute("SELECT * FROM merges ORDER BY rowid")]
+        report.redirect_conflicts = [{"alias": a, "kept": k, "dropped": d}
+                                     for a, k, d in self.db.execute("SELECT * FROM conflicts ORDER BY rowid")]
+        return report
+
+
+@contextmanager
+def _staging(folder: Path, sources: list[Source], resume: bool, log):
+    """The staging database in ``folder``: reused when it was left by a build of the same inputs
+    (``resume``), else new. Locked while in use: two builds never share one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "lock", "w") as lock:
+        try:
+            import fcntl
+
+            fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # POSIX lock: forked workers do not hold it
+        except ImportError:  # no fcntl (Windows): no lock
+            pass
+        except OSError as exc:
+            raise SnapshotInputError(f"{folder}: another build is using this staging folder") from exc
+        key = canonical_json({"format": STAGING_FORMAT,
+                              "sources": [[s.kind, s.name, str(s.path.resolve())] for s in sources]})
+        try:
+            stage = _Staging(folder)
+            old_key = stage.meta("key")
+        except sqlite3.DatabaseError as exc:  # a staging file damaged beyond SQLite's own recovery
+            log(f"{folder / STAGING_DB} is unreadable ({exc}): starting over")
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(folder / STAGING_DB) + suffix).unlink(missing_ok=True)
+            stage, old_key = _Staging(folder), None
+        if old_key != key:
+            if old_key is not None:
+                log(f"{folder} holds an import of other inputs: starting over")
+            stage.reset(key)
+        elif resume and stage.db.execute("SELECT 1 FROM sources").fetchone():
+            log(f"resuming the import staged in {folder} ({stage.staged_pages()} pages so far)")
+        try:
+            yield stage
+        finally:
+            stage.close()
+
+
+def _fingerprint(src: Source) -> list:
+    """Size and modification time of the input's files: an unchanged input can be resumed as is."""
+    return [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in src.files()]
+
+
+# ---- import ------------------------------------------------------------------------------------
+
+def _import_all(stage: _Staging, sources: list[Source], pool: _Pool | None, log) -> None:
+    for idx, src in enumerate(sources):
+        state = stage.source_state(idx)
+        fingerprint = _fingerprint(src)
+        if state and state["done"]:
+            if state["fingerprint"] != fingerprint:
+                raise _Restart(f"{src.path} changed since it was imported")
+            log(f"{src.kind} {src.name}: imported before ({state['counts']['pages']} pages)")
+            continue
+        log(f"importing {src.kind} {src.name}" + (" (resuming)" if state else ""))
+        counts = dict(state["counts"]) if state else {"pages": 0, "redirects": 0, "skipped": 0, "topics": 0}
+        if src.kind == "xml":
+            _import_xml(stage, idx, src, state, fingerprint, counts, pool, log)
+        elif src.kind == "zim":
+            _import_zim(stage, idx, src, state, fingerprint, counts, pool)
+        else:
+            with stage.savepoint():  # small inputs: all or nothing
+                for item in src.items():
+                    stage.apply([_record(item, False)], src.name, counts)
+        stage.set_source_state(idx, {"name": src.name, "kind": src.kind, "done": True, "counts": counts,
+                                     "sha256": src.sha256(), "fingerprint": fingerprint})
+        stage.commit()
         log(f"  {counts['pages']} pages, {counts['redirects']} redirects, {counts['skipped']} skipped")
-    stage.execute("COMMIT")
 
-    titles = {row[0] for row in stage.execute("SELECT title FROM staged")}
-    final_redirects, redirect_ends = _resolve_redirect_table(redirects, titles, report)
-    aliases: dict[str, list[str]] = {}
-    for alias, target in final_redirects.items():
-        aliases.setdefault(target, []).append(alias)
 
-    def resolve(title: str) -> str:
-        return redirect_ends.get(title, title) if title not in titles else title
+def _import_xml(stage: _Staging, idx: int, src: Source, state: dict | None, fingerprint: list, counts: dict,
+                pool: _Pool | None, log) -> None:
+    start = XmlPosition.from_dict(state["position"]) if state else None
+    reader = XmlDumpReader(src.path, start=start, verify=bool(state) and state["fingerprint"] != fingerprint)
+    started, last_log = time.monotonic(), time.monotonic()
+    first_offset = start.offset if start else 0
+
+    def tasks():
+        batch: list[bytes] = []
+        size = n = 0
+        last = None
+        try:
+            for raw in reader:
+                n, last = n + 1, raw
+                if page_namespace(raw.data) in (None, 0):  # other namespaces are dropped before any parsing
+                    batch.append(raw.data)
+                    size += len(raw.data)
+                if size >= _XML_TASK_BYTES or n >= _XML_TASK_PAGES:
+                    yield ((src.name, batch) if batch else None), _xml_mark(reader, raw)
+                    batch, size, n = [], 0, 0
+        except SnapshotInputError:
+            # the pages read before a break (a truncated dump) are imported before the error is raised
+            if n:
+                yield ((src.name, batch) if batch else None), _xml_mark(reader, last)
+            raise
+        if n:
+            yield ((src.name, batch) if batch else None), _xml_mark(reader, last)
+
+    def on_result(records, mark):
+        nonlocal last_log
+        with stage.savepoint():
+            stage.apply(records, src.name, counts)
+            stage.set_source_state(idx, {"name": src.name, "kind": src.kind, "done": False, "counts": counts,
+                                         "position": mark, "fingerprint": fingerprint})
+        stage.commit_now_and_then()
+        now = time.monotonic()
+        if now - last_log >= _LOG_SECONDS:
+            last_log = now
+            mb = (mark["offset"] - first_offset) / 1e6
+            log(f"  page {mark['pages']}: {counts['pages']} articles, {mark['offset'] / 1e6:.0f} MB of XML "
+                f"({mb / (now - started):.1f} MB/s)")
+
+    try:
+        _run_ordered(pool, _XML_JOB, tasks(), on_result)
+    except ResumeMismatch as exc:
+        raise _Restart(str(exc)) from exc
+
+
+def _xml_mark(reader: XmlDumpReader, raw: RawPage) -> dict:
+    return XmlPosition(offset=raw.end, pages=raw.index, digest=raw.digest, stream=reader.locate(raw.end)).to_dict()
+
+
+def _import_zim(stage: _Staging, idx: int, src: Source, state: dict | None, fingerprint: list, counts: dict,
+                pool: _Pool | None) -> None:
+    if state and state["fingerprint"] != fingerprint:
+        raise _Restart(f"{src.path} changed since its import began")
+    count = ZimReader(src.path).count
+    first = state["position"]["index"] if state else 0
+    path = str(src.path)
+    tasks = (((path, src.name, i, min(i + _ZIM_TASK_ENTRIES, count)), {"index": min(i + _ZIM_TASK_ENTRIES, count)})
+             for i in range(first, count, _ZIM_TASK_ENTRIES))
+
+    def on_result(records, mark):
+        with stage.savepoint():
+            stage.apply(records, src.name, counts)
+            stage.set_source_state(idx, {"name": src.name, "kind": src.kind, "done": False, "counts": counts,
+                                         "position": mark, "fingerprint": fingerprint})
+        stage.commit_now_and_then()
+
+    try:
+        _run_ordered(pool, _ZIM_JOB, tasks, on_result)
+    finally:
+        _ZIM_READERS.pop(path, None)
+
+
+# ---- the snapshot --------------------------------------------------------------------------------
+
+class _Finisher:
+    """Turns staged pages into their final JSON: links resolved through redirects, aliases, language,
+    topics. Reads the staging database (read-only), so it runs in any process; memory stays bounded
+    (a capped cache of resolved link targets)."""
+
+    def __init__(self, path: str):
+        self.db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+        self.db.execute("PRAGMA cache_size=-32768")
+        self.cache: dict[str, tuple[str, bool]] = {}
+
+    def _is_title(self, title: str) -> bool:
+        return self.db.execute("SELECT 1 FROM staged WHERE title = ?", (title,)).fetchone() is not None
+
+    def resolve(self, title: str) -> tuple[str, bool]:
+        """(the page a link names after redirects, whether that page is in the snapshot)"""
+        hit = self.cache.get(title)
+        if hit is None:
+            if self._is_title(title):
+                hit = (title, True)
+            else:
+                row = self.db.execute("SELECT target, stored FROM ends WHERE alias = ?", (title,)).fetchone()
+                hit = (row[0], bool(row[1])) if row else (title, False)
+            if len(self.cache) >= _RESOLVE_CACHE:
+                self.cache.clear()
+            self.cache[title] = hit
+        return hit
+
+    def pages(self, first: str, last: str) -> list[tuple]:
+        out = []
+        rows = self.db.execute("SELECT title, json, language FROM staged WHERE title >= ? AND title <= ? "
+                               "ORDER BY title", (first, last)).fetchall()
+        for title, page_json, language in rows:
+            d = json.loads(page_json)
+            links, seen, inside = [], set(), 0
+            for link in d["links"]:
+                target, in_snapshot = self.resolve(link["title"])
+                if target == title or target in seen:
+                    continue
+                seen.add(target)
+                links.append({"title": target, "in_snapshot": in_snapshot})
+                inside += in_snapshot
+            d["links"] = links
+            d["aliases"] = [a for (a,) in self.db.execute(
+                "SELECT alias FROM ends WHERE stored = 1 AND target = ? ORDER BY alias", (title,))]
+            if language is None:
+                language = identify(page_text(Page.from_dict(d)))
+            d["language"] = language
+            applied = 0
+            for (topic,) in self.db.execute("SELECT topic FROM topics WHERE title = ? ORDER BY topic", (title,)):
+                if topic not in d["categories"]:
+                    d["categories"].append(topic)
+                    applied += 1
+            out.append((title, canonical_json(d), d["description"], d["lead"],
+                        " ; ".join(f["text"] for f in d["infobox"]), language, applied,
+                        1 if d["infobox"] else 0, 1 if d["coords"] else 0, len(d["sections"]), len(links), inside,
+                        len(d["categories"])))
+        return out
+
+
+_FINISHERS: dict[str, _Finisher] = {}
+
+
+def _finish_task(payload: tuple[str, str, str]) -> list[tuple]:
+    path, first, last = payload
+    finisher = _FINISHERS.get(path)
+    if finisher is None:
+        finisher = _FINISHERS[path] = _Finisher(path)
+    return finisher.pages(first, last)
+
+
+_FINISH_JOB = _Job(_finish_task)
+
+
+def _resolve_redirects(db: sqlite3.Connection) -> tuple[int, int, int]:
+    """Follow redirect chains into the table ``ends`` (alias -> end title, stored when that is a page).
+
+    Aliases that are themselves pages are left out (shadowed); redirects whose end is not in the
+    snapshot are not stored, though links still use them to name their target. Returns
+    (stored, dropped, shadowed).
+    """
+    db.execute("DROP TABLE IF EXISTS ends")
+    db.execute("CREATE TABLE ends (alias TEXT PRIMARY KEY, target TEXT NOT NULL, stored INTEGER NOT NULL) "
+               "WITHOUT ROWID")
+    db.execute("INSERT INTO ends SELECT alias, target, 1 FROM redirects "
+               "WHERE alias NOT IN (SELECT title FROM staged) AND target IN (SELECT title FROM staged)")
+    shadowed = db.execute("SELECT count(*) FROM redirects WHERE alias IN (SELECT title FROM staged)").fetchone()[0]
+
+    def is_title(title: str) -> bool:
+        return db.execute("SELECT 1 FROM staged WHERE title = ?", (title,)).fetchone() is not None
+
+    def next_hop(title: str) -> str | None:
+        row = db.execute("SELECT target FROM redirects WHERE alias = ?", (title,)).fetchone()
+        return row[0] if row else None
+
+    rows = db.execute("SELECT alias, target FROM redirects WHERE alias NOT IN (SELECT title FROM staged) "
+                      "AND target NOT IN (SELECT title FROM staged) ORDER BY alias")
+    pending = []
+    for alias, target in rows:
+        hops, seen = 0, {alias}
+        while not is_title(target) and target not in seen and hops < _MAX_REDIRECT_HOPS:
+            nxt = next_hop(target)
+            if nxt is None:
+                break
+            seen.add(target)
+            target, hops = nxt, hops + 1
+        pending.append((alias, target, 1 if is_title(target) else 0))
+        if len(pending) >= 10_000:
+            db.executemany("INSERT INTO ends VALUES (?, ?, ?)", pending)
+            pending.clear()
+    db.executemany("INSERT INTO ends VALUES (?, ?, ?)", pending)
+    db.execute("CREATE INDEX ends_stored ON ends (target, alias) WHERE stored = 1")
+    stored = db.execute("SELECT count(*) FROM ends WHERE stored = 1").fetchone()[0]
+    dropped = db.execute("SELECT count(*) FROM ends WHERE stored = 0").fetchone()[0]
+    return stored, dropped, shadowed
+
+
+
+def _title_ranges(db: sqlite3.Connection, path: Path) -> Iterator[tuple]:
+    """Tasks of the final pass: consecutive runs of staged titles, in title order."""
+    titles: list[str] = []
+    for (title,) in db.execute("SELECT title FROM staged ORDER BY title"):
+        titles.append(title)
+        if len(titles) >= _FINISH_TASK_PAGES:
+            yield (str(path), titles[0], titles[-1]), None
+            titles = []
+    if titles:
+        yield (str(path), titles[0], titles[-1]), None
+
+
+def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: list[str], pool: _Pool | None,
+                    language: str, log) -> tuple[dict, BuildReport]:
+    """The snapshot files in ``tmp`` from a finished import: pages in title order, redirects, FTS index."""
+    report = stage.report(ignored)
+    source_rows = []
+    for idx, src in enumerate(sources):
+        state = stage.source_state(idx)
+        source_rows.append({"name": src.name, "kind": src.kind, "sha256": state["sha256"], **state["counts"]})
+    stage.commit()
+    stored, report.redirects_dropped, report.redirects_shadowed = _resolve_redirects(stage.db)
+    stage.db.execute("COMMIT")
+    stage.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    log(f"writing {stage.db.execute('SELECT count(*) FROM staged').fetchone()[0]} pages")
 
     db_path = tmp / PAGES_DB
     db = sqlite3.connect(db_path, isolation_level=None)
@@ -189,35 +774,37 @@ def _build_into(tmp: Path, sources: list[Source], report: BuildReport, log, lang
     db.executescript(SCHEMA)
     content_hash = hashlib.sha256()
     counts = {"pages": 0, "infobox_pages": 0, "pages_with_coords": 0, "sections": 0, "links": 0,
-              "links_in_snapshot": 0, "redirects": len(final_redirects), "categories": 0}
+              "links_in_snapshot": 0, "redirects": stored, "categories": 0}
     languages: dict[str, int] = {}
+
+    def on_result(rows, _mark):
+        for (title, data, description, lead, infobox_text, page_language, applied, has_infobox, has_coords,
+             sections, links, inside, categories) in rows:
+            page_id = counts["pages"] + 1
+            content_hash.update(data.encode("utf-8") + b"\n")
+            db.execute("INSERT INTO pages (id, title, json) VALUES (?, ?, ?)", (page_id, title, data))
+            db.execute("INSERT INTO pages_fts (rowid, title, description, lead, infobox) VALUES (?, ?, ?, ?, ?)",
+                       (page_id, title, description, lead, infobox_text))
+            languages[page_language or "undetermined"] = languages.get(page_language or "undetermined", 0) + 1
+            if page_language and page_language != language:
+                report.other_language.append({"title": title, "language": page_language})
+            report.topics_applied += applied
+            counts["pages"] = page_id
+            counts["infobox_pages"] += has_infobox
+            counts["pages_with_coords"] += has_coords
+            counts["sections"] += sections
+            counts["links"] += links
+            counts["links_in_snapshot"] += inside
+            counts["categories"] += categories
+
     db.execute("BEGIN")
-    for page_id, (title, page_json) in enumerate(stage.execute("SELECT title, json FROM staged ORDER BY title"), 1):
-        page = Page.from_dict(json.loads(page_json))
-        page.links = _resolved_links(page, resolve, titles)
-        page.aliases = sorted(aliases.get(title, []))
-        page.language = identify(page_text(page))
-        languages[page.language or "undetermined"] = languages.get(page.language or "undetermined", 0) + 1
-        if page.language and page.language != language:
-            report.other_language.append({"title": title, "language": page.language})
-        for (topic,) in stage.execute("SELECT topic FROM topics WHERE title = ? ORDER BY topic", (title,)):
-            if topic not in page.categories:
-                page.categories.append(topic)
-                report.topics_applied += 1
-        data = canonical_json(page.to_dict())
-        content_hash.update(data.encode("utf-8") + b"\n")
-        db.execute("INSERT INTO pages (id, title, json) VALUES (?, ?, ?)", (page_id, title, data))
-        db.execute("INSERT INTO pages_fts (rowid, title, description, lead, infobox) VALUES (?, ?, ?, ?, ?)",
-                   (page_id, title, page.description, page.lead, " ; ".join(f.text for f in page.infobox)))
-        counts["pages"] += 1
-        counts["infobox_pages"] += 1 if page.infobox else 0
-        counts["pages_with_coords"] += 1 if page.coords else 0
-        counts["sections"] += len(page.sections)
-        counts["links"] += len(page.links)
-        counts["links_in_snapshot"] += sum(1 for link in page.links if link.in_snapshot)
-        counts["categories"] += len(page.categories)
-    for alias in sorted(final_redirects):
-        target = final_redirects[alias]
+    try:
+        _run_ordered(pool, _FINISH_JOB, _title_ranges(stage.db, stage.path), on_result)
+    finally:
+        finisher = _FINISHERS.pop(str(stage.path), None)
+        if finisher is not None:
+            finisher.db.close()
+    for alias, target in stage.db.execute("SELECT alias, target FROM ends WHERE stored = 1 ORDER BY alias"):
         content_hash.update(canonical_json([alias, target]).encode("utf-8") + b"\n")
         db.execute("INSERT INTO redirects (alias, target) VALUES (?, ?)", (alias, target))
     digest = content_hash.hexdigest()
@@ -227,8 +814,7 @@ def _build_into(tmp: Path, sources: list[Source], report: BuildReport, log, lang
     db.execute("COMMIT")
     db.execute("VACUUM")
     db.close()
-    stage.close()
-    staging_path.unlink()
+    stage.db.execute("BEGIN")
 
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -246,81 +832,88 @@ def _build_into(tmp: Path, sources: list[Source], report: BuildReport, log, lang
                               encoding="utf-8")
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
                                 encoding="utf-8")
-    return manifest
+    return manifest, report
 
 
+def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
+                   log: Callable[[str], None] | None = None, language: str = "en", *,
+                   workers: int | None = None, resume: bool = False) -> BuildResult:
+    """Import ``paths`` and write the snapshot directory ``out`` (replaced only on success);
+    ``language`` is the snapshot's: pages identified as another are kept but marked.
 
-
-def _stage_page(stage: sqlite3.Connection, page: Page, source: str, report: BuildReport) -> None:
-    page_json = canonical_json(page.to_dict())
-    rank = richness(page)
-    row = stage.execute("SELECT rank, source, json FROM staged WHERE title = ?", (page.title,)).fetchone()
-    if row is None:
-        stage.execute("INSERT INTO staged VALUES (?, ?, ?, ?)", (page.title, json.dumps(rank), source, page_json))
-        return
-    old_rank, old_source, old_json = tuple(json.loads(row[0])), row[1], row[2]
-    # richer wins; ties go to the source name, then the JSON, so input order never matters
-    new_wins = (rank, [-ord(c) for c in source], page_json) > (old_rank, [-ord(c) for c in old_source], old_json)
-    kept, dropped = (page, Page.from_dict(json.loads(old_json))) if new_wins else \
-        (Page.from_dict(json.loads(old_json)), page)
-    kept_source, dropped_source = (source, old_source) if new_wins else (old_source, source)
-    filled = []
-    if (kept.description == first_sentence(kept.lead) and dropped.description
-            and dropped.description != first_sentence(dropped.lead)):
-        kept.description = dropped.description  # a real short description beats the derived one
-        filled.append("description")
-    report.merges.append({"title": page.title, "kept": kept_source, "dropped": dropped_source,
-                          "filled": filled})
-    stage.execute("REPLACE INTO staged VALUES (?, ?, ?, ?)",
-                  (kept.title, json.dumps(richness(kept)), kept_source, canonical_json(kept.to_dict())))
-
-
-def _stage_redirect(redirects: dict, item: Redirect, source: str, report: BuildReport) -> None:
-    if item.alias == item.target:
-        return
-    old = redirects.get(item.alias)
-    if old is None:
-        redirects[item.alias] = (item.target, source)
-        return
-    if old[0] == item.target:
-        return
-    keep, drop = sorted([old, (item.target, source)])
-    redirects[item.alias] = keep
-    report.redirect_conflicts.append({"alias": item.alias, "kept": keep[0], "dropped": drop[0]})
-
-
-def _resolve_redirect_table(redirects: dict, titles: set[str],
-                            report: BuildReport) -> tuple[dict[str, str], dict[str, str]]:
-    """Follow redirect chains. Returns (stored: alias -> page in the snapshot, every alias -> end title).
-
-    Aliases that are themselves pages are dropped; so are (from the stored table) redirects
-    whose end is not in the snapshot, though links still use them to name their target.
+    ``workers`` processes parse pages (default: every core, or none for inputs under 1 MB); the
+    snapshot is the same whatever their number. With ``resume``, the import is staged in
+    ``.<out>.staging`` beside ``out`` and kept when the build fails (a truncated dump, Ctrl-C):
+    the same build run again continues after the last committed page. Without it a failed
+    build leaves nothing behind.
     """
-    stored: dict[str, str] = {}
-    ends: dict[str, str] = {}
-    for alias in sorted(redirects):
-        if alias in titles:
-            report.redirects_shadowed += 1
-            continue
-        target, hops, seen = redirects[alias][0], 0, {alias}
-        while target not in titles and target in redirects and target not in seen and hops < _MAX_REDIRECT_HOPS:
-            seen.add(target)
-            target, hops = redirects[target][0], hops + 1
-        ends[alias] = target
-        if target in titles:
-            stored[alias] = target
-        else:
-            report.redirects_dropped += 1
-    return stored, ends
+    log = log or (lambda msg: None)
+    out = Path(out)
+    paths = list(paths)
+    sources, ignored = collect_sources(paths)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    staging_dir = out.parent / f".{out.name}.staging" if resume else tmp / "staging"
+    size = _worker_count(workers, sources)
+    pool = _Pool(size) if size > 1 else None
+    done = False
+    try:
+        with _staging(staging_dir, sources, resume, log) as stage:
+            try:
+                try:
+                    _import_all(stage, sources, pool, log)
+                except _Restart as exc:
+                    log(f"{exc}: the staged import cannot be continued, starting over")
+                    stage.reset(stage.meta("key"))
+                    _import_all(stage, sources, pool, log)
+            except SnapshotInputError as exc:
+                staged = stage.staged_pages()
+                if resume and staged:
+                    raise SnapshotInputError(f"{exc} ({staged} pages imported before the error are kept in "
+                                             f"{staging_dir}: run the same build again to resume)") from exc
+                raise
+            manifest, report = _write_snapshot(tmp, stage, sources, ignored, pool, language, log)
+        shutil.rmtree(tmp / "staging", ignore_errors=True)
+        _replace_dir(tmp, out)
+        done = True
+    finally:
+        if pool is not None:
+            pool.close(cancel=not done)
+        if not done:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if resume and not _has_progress(staging_dir):
+                shutil.rmtree(staging_dir, ignore_errors=True)
+    if resume:
+        shutil.rmtree(staging_dir, ignore_errors=True)
+    return BuildResult(out=out, manifest=manifest, report=report)
 
 
-def _resolved_links(page: Page, resolve, titles: set[str]) -> list[Link]:
-    out: list[Link] = []
-    seen: set[str] = set()
-    for link in page.links:
-        target = resolve(link.title)
-        if target == page.title or target in seen:
-            continue
-        seen.add(target)
-        out.append(Link(title=target, in_snapshot=target in titles))
-    return out
+def _has_progress(folder: Path) -> bool:
+    path = folder / STAGING_DB
+    if not path.is_file():
+        return False
+    try:
+        with closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)) as db:
+            return db.execute("SELECT 1 FROM sources").fetchone() is not None
+    except sqlite3.Error:
+        return False
+
+
+def _replace_dir(tmp: Path, out: Path) -> None:
+    backup = None
+    if out.exists():
+        backup = out.parent / f".{out.name}.previous-{os.getpid()}"
+        if backup.exists():
+            shutil.rmtree(backup)
+        os.replace(out, backup)
+    try:
+        os.replace(tmp, out)
+    except BaseException:
+        if backup is not None:
+            os.replace(backup, out)
+        raise
+    if backup is not None:
+        shutil.rmtree(backup, ignore_errors=True)

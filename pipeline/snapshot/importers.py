@@ -2,14 +2,18 @@
 
 Kinds: MediaWiki XML dumps (``.xml``/``.xml.bz2``, streamed), Kiwix ZIM archives,
 folders of raw wikitext files, title/summary JSON (and title -> topic JSON). A page that
-cannot be parsed is reported (``Skipped``) and the import goes on; an input that is not
-what it claims to be (bad XML, truncated bz2, not a ZIM) raises ``SnapshotInputError``
-naming the file, so the build stops before writing anything.
+cannot be parsed (its wikitext, or its own XML in a dump) is reported (``Skipped``) and the
+import goes on; an input that is not what it claims to be (not XML, not a ZIM) or that breaks
+off (a truncated dump, a corrupt bz2 stream) raises ``SnapshotInputError`` naming the file,
+after every complete page before the break. Dumps and ZIM archives can also be read piece by
+piece (``XmlDumpReader`` from a resume point, ``ZimReader.item``) for parallel, resumable builds.
 """
 from __future__ import annotations
 
+import bisect
 import bz2
 import hashlib
+import html
 import json
 import os
 import re
@@ -77,45 +81,354 @@ class Source:
 
 
 # ---- MediaWiki XML ---------------------------------------------------------------------------
+#
+# A dump is read as bytes and cut into ``<page>...</page>`` chunks (dumps escape "<" inside text,
+# so the markers cannot occur in content); each chunk is parsed on its own. That keeps memory to
+# one page whatever the dump's size, lets pages be parsed in other processes, gives every page a
+# byte offset to resume from, and turns a page with broken XML into one rejected page instead of
+# the end of the import.
+
+_READ_BLOCK = 1 << 20
+MAX_PAGE_BYTES = 64 << 20          # a larger <page> (a full-history page) is rejected, not buffered
+_MAX_HEADER_BYTES = 16 << 20
+_PAGE_START = re.compile(rb"<page[\s>]")
+_PAGE_END = b"</page>"
+_NS_RE = re.compile(rb"<ns>\s*(-?\d+)\s*</ns>")
+_TITLE_RE = re.compile(rb"<title>([^<]*)</title>")
+
 
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _open_maybe_bz2(path: Path):
-    with open(path, "rb") as f:
-        magic = f.read(3)
-    return bz2.open(path, "rb") if magic == b"BZh" else open(path, "rb")
+class _DumpStream:
+    """Decompressed bytes of a ``.xml`` or ``.xml.bz2`` file, block by block.
+
+    bz2 streams are decoded one after another (multistream dumps hold one per ~100 pages); the
+    start of each, (compressed offset, decompressed offset), is kept so that a resumed read can
+    seek to the stream holding a given decompressed offset instead of decoding from the start.
+    """
+
+    def __init__(self, path: Path, locator: tuple[int, int] = (0, 0)):
+        self.path = path
+        self.file = open(path, "rb")  # noqa: SIM115 - kept open across read() calls, closed by close()
+        self.is_bz2 = self.file.read(3) == b"BZh"
+        comp, decomp = locator if self.is_bz2 else (locator[1], locator[1])
+        self.file.seek(comp)
+        self.pos = decomp                    # decompressed offset of the next byte read() returns
+        self.fed = comp                      # compressed bytes consumed from the file
+        self.streams: list[tuple[int, int]] = [(comp, decomp)]
+        self.decomp = bz2.BZ2Decompressor() if self.is_bz2 else None
+
+    def close(self) -> None:
+        self.file.close()
+
+    def read(self) -> bytes:
+        """The next block of decompressed bytes; b"" at the end. Raises EOFError/OSError on a broken bz2."""
+        if not self.is_bz2:
+            data = self.file.read(_READ_BLOCK)
+            self.pos += len(data)
+            return data
+        while True:
+            if self.decomp.eof:
+                rest = self.decomp.unused_data
+                if not rest:
+                    rest = self.file.read(_READ_BLOCK)
+                    self.fed += len(rest)
+                if not rest:
+                    return b""
+                self.streams.append((self.fed - len(rest), self.pos))
+                self.decomp = bz2.BZ2Decompressor()
+                try:
+                    out = self.decomp.decompress(rest, _READ_BLOCK)
+                except OSError:
+                    if rest.startswith(b"BZh"):
+                        raise                # a broken stream
+                    return b""               # trailing bytes that are no bz2 stream: ignored, as bz2.open does
+            else:
+                raw = b""
+                if self.decomp.needs_input:
+                    raw = self.file.read(_READ_BLOCK)
+                    self.fed += len(raw)
+                    if not raw:
+                        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                out = self.decomp.decompress(raw, _READ_BLOCK)
+            if out:
+                self.pos += len(out)
+                return out
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """(compressed, decompressed) start of the bz2 stream holding decompressed ``offset``;
+        older stream starts are forgotten (offsets asked for only grow)."""
+        i = bisect.bisect_right(self.streams, offset, key=lambda s: s[1]) - 1
+        i = max(i, 0)
+        del self.streams[:i]
+        return self.streams[0]
 
 
-def iter_xml_dump(path: Path, source: str) -> Iterator[Item]:
-    """Stream ``<page>`` elements (namespace 0 only) with iterparse, clearing each after use."""
-    try:
-        stream = _open_maybe_bz2(path)
-    except OSError as exc:
-        raise SnapshotInputError(f"{path}: cannot open: {exc}") from exc
-    with stream:
-        root = None
+@dataclass(frozen=True)
+class RawPage:
+    """One ``<page>`` element's bytes and where it ends in the decompressed dump."""
+    index: int          # 1-based position among the dump's pages
+    end: int            # decompressed offset just after ``</page>``
+    digest: str         # chained SHA-256 of the dump's bytes up to ``end`` (see XmlDumpReader)
+    data: bytes
+
+
+@dataclass(frozen=True)
+class XmlPosition:
+    """Where a dump read stopped: after page ``pages``, at decompressed byte ``offset``."""
+    offset: int = 0
+    pages: int = 0
+    digest: str = ""
+    stream: tuple[int, int] = (0, 0)
+
+    def to_dict(self) -> dict:
+        return {"offset": self.offset, "pages": self.pages, "digest": self.digest, "stream": list(self.stream)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> XmlPosition:
+        return cls(offset=d["offset"], pages=d["pages"], digest=d["digest"], stream=tuple(d["stream"]))
+
+
+class ResumeMismatch(SnapshotInputError):
+    """The bytes before a recorded resume point are not the ones read before: the file was replaced."""
+
+
+class XmlDumpReader:
+    """Iterate the ``<page>`` chunks of a MediaWiki dump, in order, in bounded memory.
+
+    Each chunk carries a digest chained over the dump's bytes up to its end (a running SHA-256,
+    finished at every page end, so it depends on content only). A resume point (``start``) is
+    continued by seeking to it (the bz2 stream holding it) when the file is unchanged, or with
+    ``verify`` by re-reading the file from its start and checking the digest at that point (a
+    finished download of a dump that was truncated before): ``ResumeMismatch`` if it differs.
+    Raises ``SnapshotInputError`` naming the file: not XML / not a dump (before any page), a
+    truncated dump or a broken bz2 stream (after yielding every complete page before the break).
+    """
+
+    def __init__(self, path: Path, start: XmlPosition | None = None, verify: bool = False,
+                 max_page_bytes: int = MAX_PAGE_BYTES):
+        self.path = path
+        self.max_page_bytes = max_page_bytes
+        self.start = start or XmlPosition()
+        self.verify = verify and self.start.offset > 0
+        self.pages = 0
+        self.digest = ""
+        self._hash = hashlib.sha256()
+        self.stream: _DumpStream | None = None
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        return self.stream.locate(offset)
+
+    def _open(self, locator: tuple[int, int]) -> None:
         try:
-            for event, el in ET.iterparse(stream, events=("start", "end")):
-                if root is None:
-                    root = el
-                    if _local(el.tag) != "mediawiki":
-                        raise SnapshotInputError(
-                            f"{path}: not a MediaWiki XML dump (root element <{_local(el.tag)}>)")
-                    continue
-                if event != "end" or _local(el.tag) != "page":
-                    continue
-                item = _page_element(el, source)
-                root.clear()  # drop finished pages: memory stays flat on a full dump
-                if item is not None:
-                    yield item
-        except ET.ParseError as exc:
-            raise SnapshotInputError(f"{path}: not valid XML: {exc}") from exc
+            self.stream = _DumpStream(self.path, locator)
+        except OSError as exc:
+            raise SnapshotInputError(f"{self.path}: cannot open: {exc}") from exc
+
+    def _read(self) -> bytes:
+        try:
+            return self.stream.read()
         except (EOFError, OSError) as exc:  # truncated or corrupt bz2 stream
-            raise SnapshotInputError(f"{path}: broken compressed stream: {exc}") from exc
-    if root is None:
-        raise SnapshotInputError(f"{path}: empty file, not a MediaWiki XML dump")
+            raise SnapshotInputError(f"{self.path}: broken compressed stream after page {self.pages} "
+                                     f"(byte {self.stream.pos}): {exc}: truncated?") from exc
+
+    def __iter__(self) -> Iterator[RawPage]:
+        try:
+            yield from self._pages()
+        finally:
+            if self.stream is not None:
+                self.stream.close()
+
+    def _pages(self) -> Iterator[RawPage]:
+        start = self.start
+        if start.offset and not self.verify:
+            self._open(start.stream)
+            self.pages, self.digest = start.pages, start.digest
+            self._hash = hashlib.sha256(self.digest.encode("ascii"))
+            buf = bytearray()
+            skip = start.offset - self.stream.pos      # from the bz2 stream's start to the resume point
+            while len(buf) < skip:
+                block = self._read()
+                if not block:
+                    raise ResumeMismatch(f"{self.path}: ends before the resume point (byte {start.offset})")
+                buf += block
+            del buf[:skip]
+            yield from self._scan(buf, start.offset)
+            return
+        self._open((0, 0))
+        pages = self._scan(self._header(), 0)
+        if start.offset:
+            try:
+                for raw in pages:
+                    if raw.end >= start.offset:
+                        if (raw.end, raw.index, raw.digest) != (start.offset, start.pages, start.digest):
+                            raise ResumeMismatch(f"{self.path}: its first {start.offset} bytes differ from the "
+                                                 "ones imported before (the file was replaced)")
+                        break
+                else:
+                    raise ResumeMismatch(f"{self.path}: ends before the resume point (byte {start.offset})")
+            except ResumeMismatch:
+                raise
+            except SnapshotInputError as exc:
+                raise ResumeMismatch(f"{self.path}: shorter than before the resume point: {exc}") from exc
+        yield from pages
+
+    def _scan(self, buf: bytearray, base: int) -> Iterator[RawPage]:
+        """Pages from ``buf`` (starting at decompressed offset ``base``) and the rest of the stream.
+
+        ``self._done`` counts the bytes at the front of ``buf`` already in the running hash.
+        """
+        self._done = 0
+        eof = False
+        closed = False                       # </mediawiki> seen after the last page
+        while True:
+            m = _PAGE_START.search(buf)
+            while m is None and not eof:
+                closed = closed or b"</mediawiki>" in buf
+                keep = max(len(buf) - 16, 0)
+                base += self._drop(buf, keep)
+                block = self._read()
+                eof = not block
+                buf += block
+                m = _PAGE_START.search(buf)
+            if m is None:
+                break
+            closed = False
+            begin = m.start()
+            end, dropped = self._page_end(buf, begin)
+            while end is None:
+                if eof:
+                    raise SnapshotInputError(
+                        f"{self.path}: not valid XML: the dump ends inside page {self.pages + 1} "
+                        f"({guess_title(bytes(buf[begin:begin + 8192]))!r}, byte {base + begin}): truncated?")
+                block = self._read()
+                eof = not block
+                buf += block
+                end, dropped = self._page_end(buf, begin)
+            self.pages += 1
+            size = end - begin + dropped
+            if size > self.max_page_bytes:   # rejected by xml_page_item; its head names it
+                data = bytes(buf[begin:begin + 4096]) + b"<!-- page of " + str(size).encode() + b" bytes -->"
+            else:
+                data = bytes(buf[begin:end])
+            base += self._drop(buf, end) + dropped
+            self.digest = self._hash.hexdigest()
+            self._hash = hashlib.sha256(self.digest.encode("ascii"))
+            yield RawPage(index=self.pages, end=base, digest=self.digest, data=data)
+        if not closed and b"</mediawiki>" not in buf:
+            raise SnapshotInputError(f"{self.path}: not valid XML: the dump ends after page {self.pages} "
+                                     f"(byte {base + len(buf)}) without </mediawiki>: truncated?")
+
+    def _drop(self, buf: bytearray, n: int) -> int:
+        """Hash and remove the first ``n`` bytes of ``buf``; returns ``n``."""
+        if n > self._done:
+            self._hash.update(memoryview(buf)[self._done:n])
+        self._done = max(self._done - n, 0)
+        del buf[:n]
+        return n
+
+    def _page_end(self, buf: bytearray, begin: int) -> tuple[int | None, int]:
+        """End of the page starting at ``begin`` (after ``</page>``, or at the next ``<page>`` when it
+        has none) or None when more bytes are needed, plus the bytes dropped from its middle: a page
+        over ``max_page_bytes`` keeps only its first 4 KB in ``buf`` (the rest is hashed and dropped)."""
+        close = buf.find(_PAGE_END, begin)
+        nxt = _PAGE_START.search(buf, begin + 5)
+        if nxt is not None and (close < 0 or nxt.start() < close):
+            return nxt.start(), 0            # broken page: no </page> before the next <page>
+        if close >= 0:
+            return close + len(_PAGE_END), 0
+        if len(buf) - begin <= self.max_page_bytes:
+            return None, 0
+        head = begin + 4096
+        dropped = 0
+        while True:
+            cut = len(buf) - 16              # a marker may straddle blocks: keep the last bytes
+            if cut > self._done:
+                self._hash.update(memoryview(buf)[self._done:cut])
+            dropped += cut - head
+            del buf[head:cut]
+            self._done = head
+            block = self._read()
+            buf += block
+            close = buf.find(_PAGE_END, head)
+            nxt = _PAGE_START.search(buf, head)
+            if nxt is not None and (close < 0 or nxt.start() < close):
+                end = nxt.start()
+            elif close >= 0:
+                end = close + len(_PAGE_END)
+            elif not block:
+                end = len(buf)
+            else:
+                continue
+            return end, dropped
+
+
+    def _header(self) -> bytearray:
+        """The bytes up to the first <page> (and what follows in that block); the root must be <mediawiki>."""
+        buf = bytearray()
+        while True:
+            block = self._read()
+            if not block:
+                if not buf.strip():
+                    raise SnapshotInputError(f"{self.path}: empty file, not a MediaWiki XML dump")
+                break
+            buf += block
+            if _PAGE_START.search(buf) or len(buf) > _MAX_HEADER_BYTES:
+                break
+        m = _PAGE_START.search(buf)
+        parser = ET.XMLPullParser(events=("start",))
+        try:
+            parser.feed(bytes(buf[: m.start() if m else len(buf)]))
+            root = next((el for _, el in parser.read_events()), None)
+        except ET.ParseError as exc:
+            raise SnapshotInputError(f"{self.path}: not valid XML: {exc}") from exc
+        if root is None:
+            raise SnapshotInputError(f"{self.path}: not a MediaWiki XML dump (no root element)")
+        if _local(root.tag) != "mediawiki":
+            raise SnapshotInputError(f"{self.path}: not a MediaWiki XML dump (root element <{_local(root.tag)}>)")
+        return buf
+
+
+def guess_title(data: bytes) -> str:
+    m = _TITLE_RE.search(data[:8192])
+    return canonical_title(html.unescape(m.group(1).decode("utf-8", errors="replace"))) if m else ""
+
+
+def page_namespace(data: bytes) -> int | None:
+    """The ``<ns>`` of a page chunk when it stands before the first revision (cheap: no XML parse)."""
+    head = data[:4096]
+    m = _NS_RE.search(head)
+    if m is None:
+        return None
+    rev = head.find(b"<revision")
+    return int(m.group(1)) if rev < 0 or m.start() < rev else None
+
+
+def xml_page_item(data: bytes, source: str) -> Item | None:
+    """One ``<page>`` chunk as a Page, Redirect or Skipped (None: not an article namespace)."""
+    if not data.rstrip().endswith(_PAGE_END):
+        size = re.search(rb"<!-- page of (\d+) bytes -->$", data)
+        reason = (f"page of {int(size.group(1))} bytes, over the size limit (not a pages-articles dump?)" if size
+                  else "broken page XML: no </page> before the next <page>")
+        return Skipped(title=guess_title(data), reason=reason)
+    try:
+        el = ET.fromstring(data)
+    except ET.ParseError as exc:
+        return Skipped(title=guess_title(data), reason=f"broken page XML: {exc}")
+    return _page_element(el, source)
+
+
+def iter_xml_dump(path: Path, source: str, max_page_bytes: int = MAX_PAGE_BYTES) -> Iterator[Item]:
+    """Pages (namespace 0 only), redirects and skipped pages of a dump, in dump order."""
+    for raw in XmlDumpReader(path, max_page_bytes=max_page_bytes):
+        ns = page_namespace(raw.data)
+        if ns not in (None, 0):
+            continue
+        item = xml_page_item(raw.data, source)
+        if item is not None:
+            yield item
 
 
 def _page_element(el, source: str) -> Item | None:
@@ -163,60 +476,68 @@ def _parse_wikitext_page(title: str, text: str, source: str, timestamp: str | No
 
 # ---- Kiwix ZIM -------------------------------------------------------------------------------
 
-def iter_zim(path: Path, source: str) -> Iterator[Item]:
-    """Articles (HTML entries) and redirects of a ZIM archive, old ("A/") or new namespace scheme."""
-    from libzim.reader import Archive
+class ZimReader:
+    """An open ZIM archive whose entries are read one by one by index (``item(i)``), so a range of
+    entries can be imported in another process or resumed from an index."""
 
-    from pipeline.snapshot.htmlpage import page_from_html, revision_date
+    def __init__(self, path: Path):
+        from libzim.reader import Archive
 
-    try:
-        archive = Archive(str(path))
-        count = archive.all_entry_count
-        main_path = archive.main_entry.get_item().path if archive.has_main_entry else None
-    except Exception as exc:  # libzim raises RuntimeError for a file that is not a ZIM
-        raise SnapshotInputError(f"{path}: not a readable ZIM archive: {exc}") from exc
-    new_scheme = archive.has_new_namespace_scheme
-    default_date = None
-    try:
-        default_date = archive.get_metadata("Date").decode("utf-8").strip() or None
-    except (RuntimeError, KeyError, UnicodeDecodeError):  # an archive without a Date entry: pages carry none
-        default_date = None
-
-    def is_article_path(p: str) -> bool:
-        return True if new_scheme else p.startswith("A/")
-
-    for i in range(count):
+        self.path = path
         try:
-            entry = archive._get_entry_by_id(i)
+            self.archive = Archive(str(path))
+            self.count = self.archive.all_entry_count
+            self.main_path = self.archive.main_entry.get_item().path if self.archive.has_main_entry else None
+        except Exception as exc:  # libzim raises RuntimeError for a file that is not a ZIM
+            raise SnapshotInputError(f"{path}: not a readable ZIM archive: {exc}") from exc
+        self.new_scheme = self.archive.has_new_namespace_scheme
+        try:
+            self.default_date = self.archive.get_metadata("Date").decode("utf-8").strip() or None
+        except (RuntimeError, KeyError, UnicodeDecodeError):  # an archive without a Date entry: pages carry none
+            self.default_date = None
+
+    def item(self, i: int, source: str) -> Item | None:
+        """Entry ``i`` as a Page, Redirect or Skipped; None for entries that are not articles."""
+        from pipeline.snapshot.htmlpage import page_from_html, revision_date
+
+        try:
+            entry = self.archive._get_entry_by_id(i)
             entry_path = entry.path
         except Exception as exc:
-            raise SnapshotInputError(f"{path}: broken entry {i}: {exc}") from exc
-        if not is_article_path(entry_path):
-            continue
-        title = _zim_title(entry, new_scheme)
+            raise SnapshotInputError(f"{self.path}: broken entry {i}: {exc}") from exc
+        if not (self.new_scheme or entry_path.startswith("A/")):
+            return None
+        title = _zim_title(entry, self.new_scheme)
         try:
             if entry.is_redirect:
                 target_entry = entry.get_redirect_entry()
                 while target_entry.is_redirect:
                     target_entry = target_entry.get_redirect_entry()
                 item = target_entry.get_item()
-                if item.path == main_path or not item.mimetype.startswith("text/html"):
-                    continue
-                target = _zim_title(target_entry, new_scheme)
-                if title and target and title != target:
-                    yield Redirect(alias=title, target=target)
-                continue
+                if item.path == self.main_path or not item.mimetype.startswith("text/html"):
+                    return None
+                target = _zim_title(target_entry, self.new_scheme)
+                return Redirect(alias=title, target=target) if title and target and title != target else None
             item = entry.get_item()
-            if not item.mimetype.startswith("text/html") or entry_path == main_path:
-                continue
-            html = bytes(item.content).decode("utf-8", errors="replace")
+            if not item.mimetype.startswith("text/html") or entry_path == self.main_path:
+                return None
+            content = bytes(item.content).decode("utf-8", errors="replace")
         except Exception as exc:  # noqa: BLE001 - one unreadable entry must not stop a ZIM import
-            yield Skipped(title=title, reason=f"unreadable entry: {exc}")
-            continue
+            return Skipped(title=title, reason=f"unreadable entry: {exc}")
         try:
-            yield page_from_html(title, html, source=source, revision_ts=revision_date(html) or default_date)
+            return page_from_html(title, content, source=source,
+                                  revision_ts=revision_date(content) or self.default_date)
         except Exception as exc:  # noqa: BLE001 - nor one page the HTML parser chokes on
-            yield Skipped(title=title, reason=f"{type(exc).__name__}: {exc}")
+            return Skipped(title=title, reason=f"{type(exc).__name__}: {exc}")
+
+
+def iter_zim(path: Path, source: str) -> Iterator[Item]:
+    """Articles (HTML entries) and redirects of a ZIM archive, old ("A/") or new namespace scheme."""
+    reader = ZimReader(path)
+    for i in range(reader.count):
+        item = reader.item(i, source)
+        if item is not None:
+            yield item
 
 
 def _zim_title(entry, new_scheme: bool) -> str:
