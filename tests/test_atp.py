@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import stat
-from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -44,12 +43,11 @@ def test_statements_match_their_informal_facts():
             assert all(a["n"] % d for d in range(2, a["n"]))
         elif a["kind"] == "composite":
             assert a["n"] % a["factor"] == 0 and 1 < a["factor"] < a["n"]
-        elif a["kind"] == "dvd_const":
-            assert a["n"] % a["d"] == 0
-        elif a["kind"] == "not_dvd":
-            assert a["n"] % a["d"] != 0
-        elif a["kind"] in ("even_const", "odd_const"):
-            assert a["n"] % 2 == (a["kind"] == "odd_const")
+        elif a["kind"] == "recurrence":
+            assert a["c"] % a["d"] == 0 == a["b"] % a["d"]
+        elif a["kind"] == "coins":
+            assert a["t"] >= (a["a"] - 1) * (a["b"] - 1)
+        assert str(a.get("n", "")) in t.informal
 
 
 @needs_coq
@@ -191,16 +189,22 @@ def test_statements_are_distinct_up_to_renaming_bound_variables():
     lean = "theorem x (P Q : Prop) :\n    ¬ (P ∨ Q) → ¬ P ∧ ¬ Q := by"
     renamed = lean.replace("(P Q", "(U W").replace("(P ∨ Q)", "(W ∨ U)").replace("¬ P ∧ ¬ Q", "¬ W ∧ ¬ U")
     assert statement_key(lean, "lean4", "x") == statement_key(renamed, "lean4", "x")
-    # the propositional logic topic has 12 statements up to renaming, one of them De Morgan's
+    # renaming is scoped to a command: the theorem's bound l and a definition's parameter l are apart
+    header = "Fixpoint wsum (l : list nat) : nat :=\n  match l with\n  | [] => 0\n  | x :: t => x + wsum t\n  end.\n\n"
+    one = header + "Theorem c : forall l : list nat, wsum (rev l) = wsum l.\nProof."
+    two = header + "Theorem c : forall m : list nat, wsum (rev m) = wsum m.\nProof."
+    other = header + "Theorem c : forall m : list nat, wsum (rev m) = wsum m + 0.\nProof."
+    assert statement_key(one, "coq", "c") == statement_key(two, "coq", "c") != statement_key(other, "coq", "c")
+    # a topic's stream is distinct up to renaming
     pool = theorem_pool(seed=4)
-    assert pool.ensure("logic", 100) == 12
-    kinds = Counter(json.dumps(render_logic(pool, i).abstract["kind"]) for i in range(12))
-    assert kinds['"de_morgan"'] == 1 and kinds['"chain"'] == 4 and kinds['"and_reverse"'] == 4
+    n = pool.ensure("inductive", 60)
+    keys = [statement_key(render_topic(pool, "inductive", i).renderings["coq"].statement, "coq", "same") for i in range(n)]
+    assert n == 60 and len(set(keys)) == n
 
 
-def render_logic(pool, i):
+def render_topic(pool, topic, i):
     from pipeline.tasks.atp.statements import render
-    return render("logic", pool.get("logic", i), f"logic_{i:03d}")
+    return render(topic, pool.get(topic, i), "same")
 
 
 def test_difficulty_counts_the_tactic_sentences_of_the_coq_proof():

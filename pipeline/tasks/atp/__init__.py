@@ -1,13 +1,19 @@
 """Automated theorem proving tasks: one abstract statement per theorem, rendered to Coq, Lean 4 and
 Isabelle (one task row per language), each with a golden proof and a step-wise trace.
 
+Topics (``families.py``): parity (case analysis on even/odd), divisibility (recurrences, strong
+induction), primality, lists (accumulators, counting, lemmas about snoc), trees, inductive
+predicates, functions (accumulators, closed forms, piecewise definitions). Every template is
+parameterised and needs more than one generic tactic in Coq: a case analysis, a generalised
+induction hypothesis or an auxiliary lemma proved inside the proof (``generic.py`` measures it).
+
 Cells: the 7 topics x the 3 languages, 21 cells. ``--count N`` is the number of task rows, spread
 evenly over the cells (default 120: 40 theorems in every language). The cells of one topic share
 its theorems: theorem i of a topic is the i-th distinct statement of the topic's seeded stream
 (distinct up to renaming bound variables, ``statements.statement_key``), so a cell with n tasks
-renders the topic's first n theorems in its language. Some topics are small (propositional logic
-has 12 statements up to renaming, primality 75); their cells give the rest of their share to the
-others, and a count above what the topics hold is refused before anything is checked.
+renders the topic's first n theorems in its language. Primality is small (75 statements up to
+renaming); its cells give the rest of their share to the others, and a count above what the topics
+hold is refused before anything is checked.
 
 ``difficulty`` is the number of tactic sentences of the theorem's machine-checked Coq proof (the
 same figure on the theorem's three rows; ``metadata.tactic_steps`` too, and ``metadata.level`` the
@@ -33,6 +39,7 @@ from pipeline.tasks.atp.verify import (
     coq_trace,
     structural_check,
     tactic_of,
+    text_problem,
 )
 from pipeline.tasks.common import Failure, GoldenTrace, Report, fill_or_refuse, write_task_table
 
@@ -57,8 +64,12 @@ def _row_for(thm: Theorem, language: str, seed: int) -> tuple[dict | None, Failu
     r = thm.renderings[language]
     task_id = f"atp-s{seed}-{thm.name}-{language}"
     if language == "coq":
-        traced, plan = coq_trace(r.statement, r.steps, r.closing, thm.name)
-        check = check_proof(language, r.statement, r.full_text, thm.name) if traced.ok else traced
+        # the step-wise run compiles exactly the golden file (plus ``Show`` commands) and prints its
+        # assumptions: with the text checks it is the whole check, one coqc run (validate runs another)
+        check, plan = coq_trace(r.statement, r.steps, r.closing, thm.name)
+        problem = text_problem(language, r.statement, r.full_text)
+        if problem:
+            check = ProofCheck(False, False, problem)
     else:
         plan = [{"step": 0, "tactic": None, "goals": None}] + [
             {"step": i, "tactic": tactic_of(s), "goals": None} for i, s in enumerate(r.steps, 1)]

@@ -86,6 +86,12 @@ def _balanced(text: str) -> str | None:
     return None
 
 
+def text_problem(language: str, statement: str, candidate: str) -> str | None:
+    """What is wrong with a candidate before any prover runs (statement altered, a forbidden keyword,
+    no proof), or None."""
+    return _common_checks(language, statement, candidate)
+
+
 def _common_checks(language: str, statement: str, candidate: str) -> str | None:
     """Statement kept verbatim at the start, no forbidden keyword in the proof part."""
     if not candidate.startswith(statement):
@@ -176,7 +182,8 @@ def coq_trace(statement: str, steps: list[str], closing: str, theorem: str,
         return ProofCheck(False, False, "coqc rejected the traced proof: " + _first_error(done.stderr + done.stdout)), trace
     if "Closed under the global context" not in done.stdout:
         return ProofCheck(False, False, "the proof depends on axioms"), trace
-    return ProofCheck(True, True, "coqc accepted the step-wise run"), trace
+    return ProofCheck(True, True, "coqc accepted the step-wise run; Print Assumptions: closed under the global "
+                                  "context"), trace
 
 
 # ---------------------------------------------------------------- Lean 4 and Isabelle
@@ -215,8 +222,9 @@ def structural_check(language: str, statement: str, candidate: str, theorem: str
 # proof of these statements may use; keywords; lemma and constructor names. A word on none of these
 # lists and not bound in the statement or the proof (``intro h``, ``fun x =>``, ``| cons x xs ih =>``,
 # ``obtain ⟨k, hk⟩ := ...``) is rejected: the prover would not know it.
-LEAN_GENERATED_TACTICS = frozenset({"cases", "decide", "exact", "induction", "intro", "norm_num", "omega", "rfl",
-                                    "ring", "rw", "simp", "simp_all"})
+LEAN_GENERATED_TACTICS = frozenset({"apply", "by_cases", "exact", "have", "induction", "interval_cases", "intro",
+                                    "norm_num", "obtain", "omega", "rcases", "rfl", "ring", "rw", "simp", "simpa",
+                                    "split_ifs", "subst", "unfold"})
 LEAN_TACTICS = LEAN_GENERATED_TACTICS | frozenset({
     "abel", "aesop", "all_goals", "and_intros", "any_goals", "apply", "assumption", "by_cases", "by_contra",
     "calc", "cases'", "change", "clear", "congr", "constructor", "contradiction", "contrapose", "conv", "dsimp",
@@ -225,6 +233,7 @@ LEAN_TACTICS = LEAN_GENERATED_TACTICS | frozenset({
     "obtain", "positivity", "push_cast", "push_neg", "rcases", "refine", "rename_i", "repeat", "revert", "right",
     "rintro", "ring_nf", "rwa", "show", "simp_arith", "simpa", "specialize", "split", "subst", "symm", "tauto",
     "trivial", "try", "unfold", "use", "next", "case", "exists", "nofun", "nomatch", "exact?", "let", "set",
+    "cases", "decide", "simp_all", "split_ands", "zify", "rel", "bound", "ring1",
 })
 LEAN_KEYWORDS = frozenset({"by", "with", "fun", "at", "only", "using", "this", "from", "then", "else", "if", "do",
                            "in", "match", "generalizing", "says", "λ", "_"})
@@ -235,9 +244,17 @@ LEAN_NAMES = frozenset({
     "Nat.add_assoc", "Nat.mul_assoc", "Nat.add_mul", "Nat.mul_add", "Nat.succ_le_of_lt", "Nat.lt_irrefl",
     "Nat.le_refl", "Nat.Prime", "Dvd.intro", "max_comm", "add_comm", "mul_comm", "add_assoc", "mul_assoc",
     "nil", "cons", "leaf", "node", "inl", "inr", "zero", "succ", "intro", "true", "false", "True", "False",
+    "Nat.even_or_odd", "Nat.even_or_odd'", "Nat.strong_induction_on", "Nat.le_induction", "Nat.succ_le_iff",
+    "Nat.lt_or_ge", "Nat.even_add_one", "Nat.even_mul", "Nat.odd_iff", "Nat.even_iff", "Nat.pow_succ",
+    "Nat.dvd_add", "Nat.dvd_mul_right", "Nat.dvd_mul_left", "Nat.le_antisymm", "Nat.lt_of_lt_of_le",
+    "List.foldl", "List.foldr", "List.filter", "List.map", "List.length", "List.reverse", "List.length_cons",
+    "List.filter_cons", "List.foldl_cons", "List.map_cons", "List.length_filter_le", "pow_succ", "pow_zero",
+    "mul_one", "one_mul", "add_zero", "zero_add", "mul_add", "add_mul", "two_mul", "Even", "Odd", "dvd_add",
+    "dvd_mul_right", "dvd_mul_left", "if_pos", "if_neg", "ite_true", "ite_false", "le_refl", "Nat.le_of_lt_succ",
 })
 # Isabelle: proof methods (the generated ones first), Isar keywords and method modifiers, lemma names.
-ISABELLE_GENERATED_METHODS = frozenset({"auto", "blast", "eval", "induct", "presburger", "rule", "simp"})
+ISABELLE_GENERATED_METHODS = frozenset({"auto", "blast", "cases", "eval", "induct", "intro", "presburger", "rule",
+                                        "simp"})
 ISABELLE_METHODS = ISABELLE_GENERATED_METHODS | frozenset({
     "algebra", "argo", "arith", "assumption", "cases", "clarsimp", "drule", "elim", "erule", "fact", "fastforce",
     "force", "frule", "induction", "intro", "linarith", "metis", "rule_tac", "simp_all", "standard", "subst",
@@ -253,7 +270,10 @@ ISABELLE_NAMES = frozenset({
     "dvdI", "dvdE", "dvd_def", "algebra_simps", "field_simps", "ac_simps", "mult.commute", "add.commute",
     "add.assoc", "mult.assoc", "prime_def", "prime_nat_iff", "even_iff_two_dvd", "odd_iff", "list.induct",
     "length_append", "rev_rev_ident", "map_append", "append_assoc", "conjI", "conjE", "disjI1", "disjI2", "disjE",
-    "impI", "notI", "notE", "allI", "exI", "Nil", "Cons", "Leaf", "Node",
+    "impI", "notI", "notE", "allI", "exI", "Nil", "Cons", "Leaf", "Node", "True", "False", "Suc",
+    "dvd_add", "dvd_mult", "dvd_mult2", "less_induct", "nat_less_induct", "nat.induct", "even_add", "even_mult_iff",
+    "odd_pos", "fold_simps", "length_rev", "rev_append", "exE", "conjunct1",
+    "conjunct2", "spec", "mp", "le_trans", "less_imp_le", "add_mono", "mult_le_mono",
 })
 _LEAN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_'!?]*(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*")
 _ISA_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_']*(?:\.[A-Za-z_][A-Za-z0-9_']*)*")
@@ -269,7 +289,23 @@ _ISA_BINDERS = [re.compile(p) for p in (
     r"\b(?:fix|obtain)\b([^\n]*?)(?:\bwhere\b|$)",
     r"\b(?:have|show|assume|note|case|define)\s+([A-Za-z_][\w']*)\s*:",
     r"\bcase\s+\(\s*([^)]*)\)",
+    r"\bfor\s+([A-Za-z_][\w' ]*)",                                 # have aux: "..." for t
 )]
+
+
+def _local_field(w: str, local: set[str], parts: set[str], known: frozenset[str]) -> bool:
+    """``h.1``, ``l.length``, ``less.IH``, ``g.induct``: a field of a local variable; ``BTree.size``,
+    ``Reach.step``: a name the statement defines inside its own namespace; ``f_def``: the defining
+    equation of a local constant (Isabelle). ``Nat.nonsense`` is none of these: ``Nat`` is opened by
+    the header, but ``nonsense`` is defined nowhere."""
+    head, _, rest = w.partition(".")
+    if rest:
+        if head not in local:
+            return False
+        if head[0].islower():
+            return True
+        return all(p in parts or p in known for p in rest.split("."))
+    return w.endswith("_def") and w[:-4] in local
 
 
 def _drop_strings(text: str) -> str:
@@ -293,9 +329,10 @@ def unknown_words(language: str, statement: str, proof: str) -> list[str]:
     for pattern in binders:
         for m in pattern.finditer(proof_text):
             local.update(word.findall(m.group(1)))
+    parts = {p for w in local for p in w.split(".")}         # ``def BTree.size``: ``size`` is defined too
     out = []
     for w in word.findall(proof_text):
-        if w in known or w in local or w.split(".")[0] in local:   # ``h.1``, ``l.length``: fields of a local
+        if w in known or w in local or _local_field(w, local, parts, known):
             continue
         if w not in out:
             out.append(w)
