@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -61,9 +62,13 @@ def test_every_generator_golden_passes_and_nothing_fails():
     for t in generate(60, seed=4):
         rng_tasks.setdefault(t.kind, t)
     assert set(rng_tasks) == {g.__name__ for gens in GENERATORS.values() for g in gens}
-    for kind, t in sorted(rng_tasks.items()):
-        result = check_task(t.task, t.expected)
+    items = sorted(rng_tasks.items())
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda kt: check_task(kt[1].task, kt[1].expected, kt[1].wrong, kt[1].wrong_expected),
+                                items))
+    for (kind, t), result in zip(items, results):
         assert result.ok and result.verified, (kind, result.detail)
+        assert ("wrong" in result.detail) == (t.wrong is not None), (kind, result.detail)
 
 
 @needs_sandbox

@@ -1,16 +1,24 @@
 """Shell tasks (AgentBench OS format): file system, users/groups/permissions, processes.
 
-Cells: the 21 task kinds (7 file-system, 8 user/permission, 6 process generators). ``--count N``
-is the number of tasks, spread evenly over the kinds (default 60); each kind draws from its own
-seeded stream, a description is never written twice, and a candidate that fails in the sandbox is
-replaced by the kind's next one. A count above the kinds' distinct descriptions (within
-``MAX_DRAWS`` draws each) is refused before anything is run.
+Cells: the 40 task kinds (16 file-system, 12 user/permission, 12 process generators; see
+``generate.GENERATORS``): one-command tasks, questions answered by several commands over generated
+logs, CSV trees, accounts and file metadata (``questions``), small commands the agent writes and a
+check runs on hidden inputs (``scripts``), and running processes whose behaviour the agent must
+discover (``discover``). ``--count N`` is the number of tasks, spread evenly over the kinds (default
+60); each kind draws from its own seeded stream, a description is never written twice, and a
+candidate that fails in the sandbox is replaced by the kind's next one. A count above the kinds'
+distinct descriptions (within ``MAX_DRAWS`` draws each) is refused before anything is run.
 
 Every task is run in the throwaway root of ``sandbox`` (never on the host): init (+ start), then the
 golden solution must pass (answer equals ``evaluation.match``, or ``evaluation.check`` exits 0), and
 doing nothing must fail (check tasks: the check right after init; answer tasks: the empty answer, and
 the golden commands on a system where init never ran must not already print the answer). A task that
-passes with no action is rejected.
+passes with no action is rejected. Where the generator gives a plausible wrong solution (the 19
+kinds of ``questions``, ``scripts`` and ``discover``; the 21 one-command kinds have none), it must fail too: answer tasks, it must print the wrong answer the generator
+predicted, which differs from the right one; check tasks, the check must fail after it.
+
+``difficulty`` is measured, not assigned: the level (1-5) of the golden solution's simple-command
+count (``measure``); the counts themselves are kept in the row's metadata (``measure``).
 """
 from __future__ import annotations
 
@@ -25,10 +33,11 @@ from pipeline.cache import canonical_json
 from pipeline.tasks.common import Candidates, Failure, GoldenTrace, Report, fill_or_refuse, verify_all, write_task_table
 from pipeline.tasks.os import agentbench
 from pipeline.tasks.os.generate import DOMAINS, MAX_DRAWS, OsTask, kind_draws, kinds
+from pipeline.tasks.os.measure import level, measure
 from pipeline.tasks.os.sandbox import SandboxUnavailable, run_session, sandbox_available
 
 DEFAULT_COUNT = 60
-WORKERS = 2
+WORKERS = 4        # sandbox sessions at once: they mostly wait (process start-up, sleeps in checks), not compute
 OUTPUT_FILE = "os.parquet"
 
 
@@ -61,8 +70,28 @@ def _failed_setup(results) -> str | None:
     return None
 
 
-def check_task(task: dict, expected: str | None = None) -> TaskCheck:
-    """Run the golden solution and the do-nothing baseline in fresh sandboxes."""
+def _wrong_fails(task: dict, wrong: str, wrong_expected: str | None, match: str | None) -> str | None:
+    """None if the plausible wrong solution fails as it should, else why not."""
+    results = run_session(_steps(task, wrong))
+    problem = _failed_setup(results)
+    if problem:
+        return problem
+    if match is not None:
+        said = results[[r.name for r in results].index("solution")].stdout.strip()
+        if said == match:
+            return f"the plausible wrong solution prints the right answer {match!r}"
+        if wrong_expected is not None and said != wrong_expected:
+            return f"the plausible wrong solution printed {said[:80]!r}, the generator predicted {wrong_expected!r}"
+        return None
+    if results[-1].exit_code == 0:
+        return "the check passes after the plausible wrong solution"
+    return None
+
+
+def check_task(task: dict, expected: str | None = None, wrong: str | None = None,
+               wrong_expected: str | None = None) -> TaskCheck:
+    """Run the golden solution, the do-nothing baseline and (if given) the plausible wrong solution in
+    fresh sandboxes."""
     runnable, why = agentbench.is_runnable(task)
     if not runnable:
         return TaskCheck(True, False, f"not runnable here: {why}")
@@ -86,16 +115,24 @@ def check_task(task: dict, expected: str | None = None) -> TaskCheck:
             if bare[-1].stdout.strip() == match:
                 return TaskCheck(False, False, "the answer does not depend on the task's setup "
                                                "(golden commands print it on an untouched system)")
-            return TaskCheck(True, True, "sandbox: golden answer matches; empty answer and untouched system do not",
-                             answer)
+            if wrong is not None:
+                problem = _wrong_fails(task, wrong, wrong_expected, match)
+                if problem:
+                    return TaskCheck(False, False, problem)
+            return TaskCheck(True, True, "sandbox: golden answer matches; empty answer and untouched system do not"
+                             + ("; the plausible wrong answer differs" if wrong is not None else ""), answer)
         if golden[-1].exit_code != 0:
             return TaskCheck(False, False, f"check failed after the golden solution (exit {golden[-1].exit_code}): "
                                            f"{golden[-1].stderr.strip()[-200:]}")
         nothing = run_session(_steps(task, None))
         if nothing[-1].exit_code == 0:
             return TaskCheck(False, False, "check passes with no action")
-        return TaskCheck(True, True, "sandbox: check passes after the golden solution and fails with no action",
-                         answer)
+        if wrong is not None:
+            problem = _wrong_fails(task, wrong, None, None)
+            if problem:
+                return TaskCheck(False, False, problem)
+        return TaskCheck(True, True, "sandbox: check passes after the golden solution and fails with no action"
+                         + (" and after the plausible wrong solution" if wrong is not None else ""), answer)
     except SandboxUnavailable as exc:
         return TaskCheck(False, False, f"sandbox error: {exc}")
 
@@ -114,7 +151,9 @@ def _row(t: OsTask, index: int, seed: int, check: TaskCheck) -> dict:
         "trace_json": GoldenTrace(plan=plan, steps=[], final_answer=match).to_json(),
         "metadata_json": canonical_json({"agentbench": t.task, "labels": t.task["labels"], "params": t.params,
                                          "expected": t.expected, "runnable": True, "verified": check.verified,
-                                         "verification": check.detail}),
+                                         "verification": check.detail, "measure": t.measure.as_dict(),
+                                         "wrong": ({"script": t.wrong, "output": t.wrong_expected}
+                                                   if t.wrong is not None else None)}),
     }
 
 
@@ -142,7 +181,8 @@ def build(count: int | None, seed: int, out_dir: Path, toolbox=None) -> Report:
 
     def check(batch):
         with ThreadPoolExecutor(WORKERS) as pool:
-            results = list(pool.map(lambda item: check_task(item[2].task, item[2].expected), batch))
+            results = list(pool.map(lambda item: check_task(item[2].task, item[2].expected, item[2].wrong,
+                                                            item[2].wrong_expected), batch))
         out = []
         for (kind, index, t), c in zip(batch, results):
             if c.ok and c.verified:
@@ -172,7 +212,13 @@ def verify_row(row: dict) -> TaskCheck:
         return TaskCheck(False, False, "prompt differs from the AgentBench description")
     if not meta.get("runnable", True):
         return TaskCheck(True, False, meta.get("verification", "not runnable"))
-    return check_task(task, meta.get("expected"))
+    if "measure" in meta:
+        measured = measure(agentbench.example_script(task))
+        if measured.as_dict() != meta["measure"] or row["difficulty"] != level(measured.commands):
+            return TaskCheck(False, False, f"difficulty {row['difficulty']} / measure {meta['measure']} do not "
+                                           f"match the golden solution ({measured.as_dict()})")
+    wrong = meta.get("wrong") or {}
+    return check_task(task, meta.get("expected"), wrong.get("script"), wrong.get("output"))
 
 
 def validate(rows: list[dict], toolbox=None) -> Report:

@@ -9,50 +9,24 @@ Two kinds of task:
   * answer tasks: ``evaluation.match`` holds the one correct answer;
   * state tasks: ``evaluation.check.code`` is a bash script that exits 0 once the system is in
     the asked-for state (and must fail right after init, when nothing was done).
+
+The 21 one-command kinds live here; the multi-command kinds in ``questions`` (several commands over
+generated data), ``scripts`` (write a command, checked on hidden inputs) and ``discover`` (find out
+what a running process does), each with a plausible wrong solution (``OsTask.wrong``).
 """
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from pipeline.tasks.os import discover, questions, scripts
+from pipeline.tasks.os.base import EXTS as _EXTS
+from pipeline.tasks.os.base import WORDS as _WORDS
+from pipeline.tasks.os.base import OsTask
+from pipeline.tasks.os.base import agentbench as _agentbench
+from pipeline.tasks.os.base import name as _name
 
 DOMAINS = ("filesystem", "users", "processes")
-
-_WORDS = ["alpha", "birch", "cedar", "delta", "ember", "fjord", "glade", "harbor", "indigo", "juniper",
-          "kestrel", "lumen", "maple", "nectar", "onyx", "pylon", "quartz", "raven", "sierra", "tundra",
-          "umber", "vertex", "willow", "xenon", "yarrow", "zephyr"]
-_EXTS = ["log", "txt", "csv", "json", "md", "conf"]
-
-
-@dataclass
-class OsTask:
-    kind: str
-    domain: str
-    difficulty: int
-    task: dict                        # the AgentBench JSON object
-    expected: str | None = None       # answer tasks: the answer computed by the generator
-    params: dict = field(default_factory=dict)
-
-
-def _agentbench(description: str, init: str, labels: list[str], example: str, *, match: str | None = None,
-                check: str | None = None, start: str | None = None) -> dict:
-    task: dict = {"description": description, "create": {"local": "default", "init": {"code": init}}}
-    if start:
-        task["start"] = start
-    evaluation: dict = {"match": match} if match is not None else {"check": {"code": check}}
-    evaluation["example"] = {"code": example}
-    task["evaluation"] = evaluation
-    task["labels"] = labels
-    return task
-
-
-def _name(rng: random.Random, taken: set[str] | None = None) -> str:
-    while True:
-        n = f"{rng.choice(_WORDS)}{rng.randint(10, 99)}"
-        if taken is None or n not in taken:
-            if taken is not None:
-                taken.add(n)
-            return n
 
 
 def _files(rng: random.Random, root: str, n: int) -> list[tuple[str, int]]:
@@ -86,7 +60,7 @@ def count_extension(rng: random.Random) -> OsTask:
     answer = sum(1 for p, _ in files if p.endswith("." + ext))
     desc = (f"How many regular files with the extension .{ext} are there in {root}, counting subdirectories "
             f"and hidden files? Answer with the integer only.")
-    return OsTask("count_extension", "filesystem", 1, _agentbench(
+    return OsTask("count_extension", "filesystem", _agentbench(
         desc, _make_files_script(files), ["file"], f"find {root} -type f -name '*.{ext}' | wc -l",
         match=str(answer)), str(answer), {"root": root, "ext": ext})
 
@@ -101,7 +75,7 @@ def largest_file(rng: random.Random) -> OsTask:
     biggest = max(files, key=lambda f: f[1])[0]
     desc = (f"Which regular file under {root} (subdirectories included) is the largest in bytes? "
             f"Answer with its file name only (no directory).")
-    return OsTask("largest_file", "filesystem", 2, _agentbench(
+    return OsTask("largest_file", "filesystem", _agentbench(
         desc, _make_files_script(files), ["file"],
         f"find {root} -type f -printf '%s %f\\n' | sort -n | tail -1 | cut -d' ' -f2",
         match=biggest.rsplit("/", 1)[1]), biggest.rsplit("/", 1)[1], {"root": root})
@@ -125,7 +99,7 @@ def count_matching_lines(rng: random.Random) -> OsTask:
     lines_script.append(f"printf '{word} in a file that is not a log\\n' > {root}/notes.txt")
     desc = (f"Count the lines containing the word {word} across all files ending in .log directly inside {root}. "
             f"Answer with the integer only.")
-    return OsTask("count_matching_lines", "filesystem", 1, _agentbench(
+    return OsTask("count_matching_lines", "filesystem", _agentbench(
         desc, "\n".join(lines_script), ["file", "log"], f"cat {root}/*.log | grep -c {word}",
         match=str(total)), str(total), {"root": root, "word": word})
 
@@ -141,7 +115,7 @@ def archive_logs(rng: random.Random) -> OsTask:
     check += [f"[ -f {root}/{k}.txt ] || exit 1" for k in keep]
     desc = (f"Move every .log file directly inside {root} into a new directory {root}/archive, keeping their "
             f"names and contents. Leave all other files where they are.")
-    return OsTask("archive_logs", "filesystem", 2, _agentbench(
+    return OsTask("archive_logs", "filesystem", _agentbench(
         desc, "\n".join(init), ["file"], f"mkdir -p {root}/archive && mv {root}/*.log {root}/archive/",
         check="\n".join(check)), None, {"root": root, "logs": names})
 
@@ -154,7 +128,7 @@ def delete_empty(rng: random.Random) -> OsTask:
     check = [f"[ ! -e {p} ] || exit 1" for p in empty] + [f"[ -s {p} ] || exit 1" for p in full]
     check.append(f"[ -d {root}/a/b ] || exit 1")
     desc = f"Delete every empty regular file under {root} (recursively). Keep non-empty files and all directories."
-    return OsTask("delete_empty", "filesystem", 1, _agentbench(
+    return OsTask("delete_empty", "filesystem", _agentbench(
         desc, "\n".join(init), ["file"], f"find {root} -type f -empty -delete", check="\n".join(check)),
         None, {"root": root})
 
@@ -166,7 +140,7 @@ def rename_extension(rng: random.Random) -> OsTask:
     check = [f"[ \"$(cat {root}/{s}.jpg)\" = {s} ] && [ ! -e {root}/{s}.jpeg ] || exit 1" for s in stems]
     check.append(f"[ -f {root}/cover.png ] || exit 1")
     desc = f"In {root}, rename every file ending in .jpeg so that it ends in .jpg instead. Other files stay as they are."
-    return OsTask("rename_extension", "filesystem", 2, _agentbench(
+    return OsTask("rename_extension", "filesystem", _agentbench(
         desc, "\n".join(init), ["file"], f"cd {root} && for f in *.jpeg; do mv \"$f\" \"${{f%.jpeg}}.jpg\"; done",
         check="\n".join(check)), None, {"root": root})
 
@@ -180,7 +154,7 @@ def sorted_unique(rng: random.Random) -> OsTask:
     check = f"[ \"$(cat {root}/unique.txt)\" = \"$(printf '{expected.replace(chr(10), chr(92) + 'n')}')\" ]"
     desc = (f"Write the distinct lines of {root}/words.txt, sorted alphabetically, one per line, "
             f"into {root}/unique.txt.")
-    return OsTask("sorted_unique", "filesystem", 1, _agentbench(
+    return OsTask("sorted_unique", "filesystem", _agentbench(
         desc, init, ["file"], f"sort -u {root}/words.txt > {root}/unique.txt", check=check), None, {"root": root})
 
 
@@ -192,7 +166,7 @@ def create_user(rng: random.Random) -> OsTask:
              f"[ -d /home/{user} ] && [ \"$(stat -c %U /home/{user})\" = {user} ]")
     desc = (f"Create a user named {user} with UID {uid}, login shell /bin/bash and a home directory "
             f"/home/{user} owned by that user.")
-    return OsTask("create_user", "users", 1, _agentbench(
+    return OsTask("create_user", "users", _agentbench(
         desc, "true", ["user"], f"useradd -m -u {uid} -s /bin/bash {user}", check=check), None,
         {"user": user, "uid": uid})
 
@@ -203,7 +177,7 @@ def add_to_group(rng: random.Random) -> OsTask:
     init = f"groupadd {group}\ngroupadd {other}\nuseradd -m -G {other} {user}"
     check = (f"id -nG {user} | tr ' ' '\\n' | grep -qx {group} && id -nG {user} | tr ' ' '\\n' | grep -qx {other}")
     desc = f"Add the existing user {user} to the supplementary group {group}, keeping the groups it already has."
-    return OsTask("add_to_group", "users", 1, _agentbench(
+    return OsTask("add_to_group", "users", _agentbench(
         desc, init, ["user", "group"], f"usermod -aG {group} {user}", check=check), None,
         {"user": user, "group": group})
 
@@ -211,7 +185,7 @@ def add_to_group(rng: random.Random) -> OsTask:
 def create_group(rng: random.Random) -> OsTask:
     group, gid = _name(rng), rng.randint(3000, 3999)
     desc = f"Create a group named {group} with GID {gid}."
-    return OsTask("create_group", "users", 1, _agentbench(
+    return OsTask("create_group", "users", _agentbench(
         desc, "true", ["group"], f"groupadd -g {gid} {group}",
         check=f"[ \"$(getent group {group} | cut -d: -f3)\" = {gid} ]"), None, {"group": group, "gid": gid})
 
@@ -221,7 +195,7 @@ def set_mode(rng: random.Random) -> OsTask:
     mode = rng.choice(["750", "700", "640", "600", "755", "711", "444", "540"])
     init = f"mkdir -p {path.rsplit('/', 1)[0]}\necho 'echo hi' > {path}\nchmod 666 {path}"
     desc = f"Set the permissions of {path} to {mode} (octal)."
-    return OsTask("set_mode", "users", 1, _agentbench(
+    return OsTask("set_mode", "users", _agentbench(
         desc, init, ["permission", "file"], f"chmod {mode} {path}",
         check=f"[ \"$(stat -c %a {path})\" = {mode} ]"), None, {"path": path, "mode": mode})
 
@@ -236,7 +210,7 @@ def change_owner(rng: random.Random) -> OsTask:
     check = [f"[ \"$(stat -c %U:%G {root})\" = {user}:{group} ] || exit 1"] + \
             [f"[ \"$(stat -c %U:%G {root}/inner/{f})\" = {user}:{group} ] || exit 1" for f in files]
     desc = f"Make the directory {root} and everything inside it owned by user {user} and group {group}."
-    return OsTask("change_owner", "users", 2, _agentbench(
+    return OsTask("change_owner", "users", _agentbench(
         desc, "\n".join(init), ["permission", "user"], f"chown -R {user}:{group} {root}",
         check="\n".join(check)), None, {"root": root, "user": user, "group": group})
 
@@ -251,7 +225,7 @@ def count_group_members(rng: random.Random) -> OsTask:
         groups = [g for g, inside in ((group, u in members), (decoy, rng.random() < 0.5)) if inside]
         init.append(f"useradd {'-G ' + ','.join(groups) + ' ' if groups else ''}{u}")
     desc = (f"How many users have {group} as a supplementary group? Answer with the integer only.")
-    return OsTask("count_group_members", "users", 2, _agentbench(
+    return OsTask("count_group_members", "users", _agentbench(
         desc, "\n".join(init), ["user", "group"],
         f"getent group {group} | cut -d: -f4 | tr ',' '\\n' | grep -c .", match=str(len(members))),
         str(len(members)), {"group": group})
@@ -264,7 +238,7 @@ def uid_of(rng: random.Random) -> OsTask:
     target = rng.randrange(len(users))
     init = "\n".join(f"useradd -u {uid} {u}" for u, uid in zip(users, uids))
     desc = f"What is the UID of the user {users[target]}? Answer with the integer only."
-    return OsTask("uid_of", "users", 1, _agentbench(
+    return OsTask("uid_of", "users", _agentbench(
         desc, init, ["user"], f"id -u {users[target]}", match=str(uids[target])), str(uids[target]),
         {"user": users[target]})
 
@@ -276,7 +250,7 @@ def count_executables(rng: random.Random) -> OsTask:
     init = [f"mkdir -p {root}"] + [f"echo '#!/bin/sh' > {root}/{n} && chmod {m} {root}/{n}" for n, m in modes.items()]
     answer = sum(1 for m in modes.values() if int(m[0]) & 1)
     desc = f"How many regular files in {root} are executable by their owner? Answer with the integer only."
-    return OsTask("count_executables", "users", 2, _agentbench(
+    return OsTask("count_executables", "users", _agentbench(
         desc, "\n".join(init), ["permission", "file"], f"find {root} -maxdepth 1 -type f -perm -u+x | wc -l",
         match=str(answer)), str(answer), {"root": root})
 
@@ -303,7 +277,7 @@ def count_processes(rng: random.Random) -> OsTask:
     target, decoy = _proc_names(rng, 2)
     n, m = rng.randint(2, 6), rng.randint(1, 4)
     desc = f"How many processes named {target} are running right now? Answer with the integer only."
-    return OsTask("count_processes", "processes", 1, _agentbench(
+    return OsTask("count_processes", "processes", _agentbench(
         desc, "true", ["process"], f"pgrep -xc {target}", match=str(n),
         start=_start_workers([(target, n), (decoy, m)])), str(n), {"target": target})
 
@@ -313,7 +287,7 @@ def kill_processes(rng: random.Random) -> OsTask:
     n, m = rng.randint(1, 4), rng.randint(1, 3)
     check = f"! pgrep -x {target} > /dev/null && [ \"$(pgrep -xc {keep})\" = {m} ]"
     desc = f"Terminate every process named {target}. Processes named {keep} must keep running."
-    return OsTask("kill_processes", "processes", 1, _agentbench(
+    return OsTask("kill_processes", "processes", _agentbench(
         desc, "true", ["process"], f"pkill -x {target}; for i in $(seq 50); do pgrep -x {target} > /dev/null || break; sleep 0.05; done",
         check=check, start=_start_workers([(target, n), (keep, m)])), None, {"target": target})
 
@@ -323,7 +297,7 @@ def pid_file(rng: random.Random) -> OsTask:
     check = f"[ \"$(cat /root/{target}.pid)\" = \"$(pgrep -xo {target})\" ]"
     desc = (f"Exactly one process named {target} is running. Write its PID (the number only) into the file "
             f"/root/{target}.pid.")
-    return OsTask("pid_file", "processes", 1, _agentbench(
+    return OsTask("pid_file", "processes", _agentbench(
         desc, "true", ["process", "file"], f"pgrep -xo {target} > /root/{target}.pid", check=check,
         start=_start_workers([(target, 1), (decoy, rng.randint(1, 3))])), None, {"target": target})
 
@@ -336,7 +310,7 @@ def child_count(rng: random.Random) -> OsTask:
              f"(setsid {parent} -c '{children} wait' > /dev/null 2>&1 &)\n"
              f"for i in $(seq 100); do [ \"$(pgrep -xc {child})\" -ge {k} ] && break; sleep 0.05; done")
     desc = f"How many direct child processes does the process named {parent} have? Answer with the integer only."
-    return OsTask("child_count", "processes", 2, _agentbench(
+    return OsTask("child_count", "processes", _agentbench(
         desc, "true", ["process"], f"pgrep -P \"$(pgrep -xo {parent})\" | wc -l", match=str(k), start=start),
         str(k), {"parent": parent})
 
@@ -347,7 +321,7 @@ def process_env(rng: random.Random) -> OsTask:
     value = f"{rng.choice(_WORDS)}-{rng.randint(1000, 9999)}"
     desc = (f"A process named {target} is running. What is the value of the environment variable {var} in "
             f"that process's environment? Answer with the value only.")
-    return OsTask("process_env", "processes", 3, _agentbench(
+    return OsTask("process_env", "processes", _agentbench(
         desc, "true", ["process"],
         f"tr '\\0' '\\n' < /proc/$(pgrep -xo {target})/environ | grep '^{var}=' | cut -d= -f2-",
         match=value, start=_start_workers([(target, 1)], extra=f"env {var}={value} ")), value,
@@ -358,7 +332,7 @@ def renice(rng: random.Random) -> OsTask:
     target, = _proc_names(rng, 1)
     nice = rng.randint(5, 19)
     desc = f"Change the niceness of the running process named {target} to {nice}."
-    return OsTask("renice", "processes", 2, _agentbench(
+    return OsTask("renice", "processes", _agentbench(
         desc, "true", ["process"], f"renice -n {nice} -p \"$(pgrep -xo {target})\" > /dev/null",
         check=f"[ \"$(ps -o ni= -p \"$(pgrep -xo {target})\" | tr -d ' ')\" = {nice} ]",
         start=_start_workers([(target, 1)])), None, {"target": target, "nice": nice})
@@ -366,10 +340,16 @@ def renice(rng: random.Random) -> OsTask:
 
 GENERATORS: dict[str, list[Callable[[random.Random], OsTask]]] = {
     "filesystem": [count_extension, largest_file, count_matching_lines, archive_logs, delete_empty,
-                   rename_extension, sorted_unique],
+                   rename_extension, sorted_unique,
+                   questions.access_log_window, questions.access_log_top, questions.csv_aggregate,
+                   questions.grep_tree, questions.ext_sizes, questions.file_times,
+                   scripts.write_csv_command, scripts.write_text_command, scripts.write_dir_command],
     "users": [create_user, add_to_group, create_group, set_mode, change_owner, count_group_members, uid_of,
-              count_executables],
-    "processes": [count_processes, kill_processes, pid_file, child_count, process_env, renice],
+              count_executables,
+              questions.passwd_query, questions.group_members, questions.owner_size, questions.perm_count],
+    "processes": [count_processes, kill_processes, pid_file, child_count, process_env, renice,
+                  discover.proc_open_file, discover.proc_stop_writer, discover.proc_parent,
+                  discover.proc_listen_port, discover.proc_user_count, discover.proc_interval],
 }
 
 
