@@ -10,14 +10,17 @@ import math
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pipeline.config import load_settings
 from pipeline.export import load_legs
-from pipeline.model import LEVELS, ROUTE_INFO, VARIANTS
+from pipeline.model import LEVELS, VARIANTS
+from pipeline.report.stats import spread_line, world_spread
+from pipeline.stages.base import StageContext
+from pipeline.stages.crawl import seed_candidates
 
 
 def main() -> int:
@@ -27,8 +30,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args()
     out = a.out or Path(tempfile.mkdtemp(prefix="legwork-spread-"))
-    seeds, pages, legs_all = Counter(), Counter(), 0
-    print(f"{'level':8} {'variant':7} {'legs':>5} {'seeds':>6} {'max uses':>8} {'bound':>6}")
+    ctx = StageContext.create(load_settings())
+    all_legs = []
+    print(f"{'level':8} {'variant':7} {'legs':>5} {'seeds':>6} {'max uses':>8} {'bound':>6}  (bound: ceil(legs / seed pool) + 1)")
     for level in LEVELS:
         for variant in VARIANTS:
             run = out / f"{level}-{variant}"
@@ -37,15 +41,13 @@ def main() -> int:
                                 "--count", str(a.count), "--seed", str(a.seed), "--task-runner", "local", "--quiet",
                                 "--out", str(run)], cwd=ROOT, check=True)
             legs = load_legs(run)
-            run_seeds = Counter(leg.seed_title for leg in legs)
-            seeds.update(run_seeds)
-            pages.update(s.page_title for leg in legs for s in leg.stops if s.kind == ROUTE_INFO and s.page_title)
-            legs_all += len(legs)
-            print(f"{level:8} {variant:7} {len(legs):5d} {len(run_seeds):6d} {max(run_seeds.values()):8d} "
-                  f"{math.ceil(len(legs) / 198) + 1:6d}")
-    visits = sum(pages.values())
-    print(f"all: {legs_all} legs, {len(seeds)} distinct seeds (most used {seeds.most_common(1)[0]}), "
-          f"{len(pages)} distinct pages in {visits} page visits ({100 * len(pages) / visits:.0f}%)")
+            all_legs += legs
+            pool = len(seed_candidates(ctx, ctx.presets[level].extraction))
+            row = world_spread(legs)[-1]
+            print(f"{level:8} {variant:7} {row['legs']:5d} {row['distinct_seeds']:6d} {row['max_seed_uses']:8d} "
+                  f"{math.ceil(len(legs) / pool) + 1:6d}")
+    for row in world_spread(all_legs):
+        print(f"{row['variant']:7} {row['level']:8} " + spread_line(row))
     print(f"runs in {out}")
     return 0
 

@@ -165,6 +165,9 @@ def print_summary(result, console) -> None:
     for row in result.rejected:
         if row["status"] == "rejected":
             reasons[row["stage"]] = reasons.get(row["stage"], 0) + 1
+    if result.accepted:
+        from pipeline.report.stats import spread_line, world_spread
+        out.print("spread: " + spread_line(world_spread(result.accepted)[-1]))
     out.print(f"accepted {len(result.accepted)} legs in {result.seconds:.1f} s after {result.attempts} attempts; "
               f"rejected by stage: {reasons or 'none'}; errors: {len(result.errors)}; artifacts in {result.out_dir}")
 

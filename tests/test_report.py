@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markupsafe import escape
 
 from flows.generate import GenerationParams, local_map_stage, run_generation
@@ -26,7 +28,14 @@ from pipeline.model import Clue, Leg, Stop, TraceEntry
 from pipeline.report import __main__ as report_cli
 from pipeline.report import leg_filename, render_report
 from pipeline.report.charts import dag_picture, spread
-from pipeline.report.stats import dataset_statistics, provenance_shares, template_usage, tool_usage
+from pipeline.report.stats import (
+    dataset_statistics,
+    mean_page_overlap,
+    provenance_shares,
+    template_usage,
+    tool_usage,
+    world_spread,
+)
 from pipeline.stages.base import StageContext
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -104,6 +113,35 @@ def test_provenance_and_tool_and_template_usage_by_hand():
     assert by_name["tpl_1"]["uses"] == 1 and by_name["tpl_1"]["in_diamonds"] == 1     # stop 1
     assert by_name["tpl_0"]["uses"] == 1                                              # stop 2
     assert by_name["never_used"]["uses"] == 0
+
+
+def paged_leg(leg_id: str, seed: str, pages: list[str], provenances: list[str]) -> Leg:
+    leg = hand_leg(leg_id, "linear", ["route_info"] * len(pages) + ["finish_line"], provenances)
+    for stop, page in zip(leg.stops, pages):
+        stop.page_title = page
+    leg.seed_title = seed
+    return leg
+
+
+def test_world_spread_by_hand():
+    a = paged_leg("a", "S1", ["S1", "P", "Q"], ["snapshot", "simulated"])
+    b = paged_leg("b", "S1", ["S1", "P"], ["offline-data"])
+    c = paged_leg("c", "S2", ["S2", "R"], ["snapshot", "snapshot", "simulated", "live"])
+    row = world_spread([a, b, c])[-1]
+    assert (row["legs"], row["distinct_seeds"], row["max_seed_uses"]) == (3, 2, 2)
+    assert (row["page_visits"], row["distinct_pages"]) == (7, 5)
+    # pairs: a-b share {S1, P} of {S1, P, Q} -> 2/3; a-c and b-c share nothing
+    assert row["mean_page_overlap"] == pytest.approx((2 / 3) / 3)
+    assert row["simulated_share"] == pytest.approx(2 / 7)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("ABCDEFG"), min_size=1, max_size=5), min_size=2, max_size=12))
+def test_mean_page_overlap_equals_the_pairwise_jaccard_mean(page_lists):
+    legs = [paged_leg(str(i), pages[0], pages, []) for i, pages in enumerate(page_lists)]
+    sets = [set(p) for p in page_lists]
+    pairs = list(itertools.combinations(sets, 2))
+    assert mean_page_overlap(legs) == pytest.approx(sum(len(x & y) / len(x | y) for x, y in pairs) / len(pairs))
 
 
 def test_statistics_agree_with_the_flat_columns_generation_wrote(dataset):
@@ -286,6 +324,8 @@ def test_cli_runs_the_invariants_and_writes_every_page(dataset, tmp_path, capsys
     assert holding == {name: f"{n}/{n}" for name in
                        ("1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts",
                         "8_places", "9_route_inputs")}
+    spread_rows = table_rows(index.split('id="spread"')[1].split("</table>")[0])
+    assert spread_rows[-1][:4] == ["all", "", str(n), str(len({leg.seed_title for leg in dataset["legs"]}))]
     assert sorted(p.name for p in (out / "legs").iterdir()) == sorted(leg_filename(l.leg_id) for l in dataset["legs"])
     # deterministic: a second run gives the same bytes
     again = tmp_path / "again"

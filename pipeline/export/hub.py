@@ -370,8 +370,10 @@ def render_card(release: Release, templates_dir: Path) -> str:
     leg_levels = {name: dict(sorted(Counter(r["level"] for r in c.rows).items(),
                                     key=lambda kv: LEVELS.index(kv[0]) if kv[0] in LEVELS else 99))
                   for name, c in release.configs.items() if c.kind == "legs"}
+    from pipeline.report.stats import world_spread
+    spread = world_spread([leg for run in release.runs for leg in run.legs]) if release.runs else []
     return env.get_template(TEMPLATE).render(
-        front_matter=meta, repo_id=release.repo_id, configs=configs, runs=release.runs,
+        front_matter=meta, repo_id=release.repo_id, configs=configs, runs=release.runs, spread=spread,
         task_sets=release.task_sets, leg_levels=leg_levels, license=LICENSE,
         has_legs=any(c.kind == "legs" for c in configs), row_meaning=ROW_MEANING, shares=shares,
         task_families=[c.name for c in configs if c.kind != "legs"],

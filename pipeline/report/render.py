@@ -152,7 +152,7 @@ def render_report(legs: list[Leg], out_dir: str | Path, *, datasets: list[str] |
     index = env.get_template("index.html.j2").render(
         datasets=datasets or [], n_legs=len(legs),
         statistics=stats.dataset_statistics(legs), tools=stats.tool_usage(legs),
-        provenance_rows=prov_rows, provenance_bars=prov_bars, provenance_keys=[*stats.PROVENANCE_ORDER, stats.OTHER],
+        spread=stats.world_spread(legs), provenance_rows=prov_rows, provenance_bars=prov_bars, provenance_keys=[*stats.PROVENANCE_ORDER, stats.OTHER],
         templates=stats.template_usage(legs, known_roadblocks or (), known_diamonds or ()),
         invariants=None if invariants is None else invariant_summary(invariants), trace_calls=trace_calls,
         legs=[leg_row(leg, None if invariants is None else invariants.get(leg.leg_id, {})) for leg in legs],

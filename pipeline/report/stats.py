@@ -132,3 +132,66 @@ def template_usage(legs: list[Leg], known_roadblocks: Iterable[str] = (),
         "diamonds": table(stops_of(MERGE), known_diamonds, "template"),
         "detours": table(stops_of(DETOUR), (), "transform"),
     }
+
+
+def route_pages(leg: Leg) -> list[str]:
+    """The pages a leg sends the agent to read (its page stops, in order; a page may recur)."""
+    return [s.page_title for s in leg.stops if s.kind == ROUTE_INFO and s.page_title]
+
+
+def mean_page_overlap(legs: list[Leg]) -> float | None:
+    """Mean Jaccard similarity of the route-page sets over all pairs of legs (0: no two legs share a
+    page; 1: every leg reads the same pages). Only pairs sharing a page are visited (inverted index),
+    so a release of thousands of legs costs what its shared pages cost."""
+    sets = [frozenset(route_pages(leg)) for leg in legs]
+    n = len(sets)
+    if n < 2:
+        return None
+    holders: dict[str, list[int]] = defaultdict(list)
+    for i, pages in enumerate(sets):
+        for page in pages:
+            holders[page].append(i)
+    shared: Counter[tuple[int, int]] = Counter()
+    for idx in holders.values():
+        for a in range(len(idx)):
+            for b in range(a + 1, len(idx)):
+                shared[(idx[a], idx[b])] += 1
+    total = sum(k / (len(sets[i]) + len(sets[j]) - k) for (i, j), k in shared.items())
+    return total / (n * (n - 1) / 2)
+
+
+def _spread(legs: list[Leg]) -> dict[str, Any]:
+    seeds = Counter(leg.seed_title for leg in legs)
+    visits = [p for leg in legs for p in route_pages(leg)]
+    prov = provenance_counts(legs)
+    values = sum(prov.values())
+    return {
+        "legs": len(legs),
+        "distinct_seeds": len(seeds),
+        "max_seed_uses": max(seeds.values()) if seeds else 0,
+        "page_visits": len(visits),
+        "distinct_pages": len(set(visits)),
+        "distinct_page_share": len(set(visits)) / len(visits) if visits else None,
+        "mean_page_overlap": mean_page_overlap(legs),
+        "simulated_share": prov["simulated"] / values if values else None,
+    }
+
+
+def world_spread(legs: list[Leg]) -> list[dict[str, Any]]:
+    """How widely legs spread over the world, per (variant, level) and overall: distinct seeds and
+    the most any seed starts, distinct pages among page visits, the mean page overlap between legs,
+    and the share of golden tool values that are simulated (issue 14's figures)."""
+    rows = [{"variant": v, "level": l, **_spread(group)} for (v, l), group in by_variant_level(legs)]
+    rows.append({"variant": "all", "level": "", **_spread(legs)})
+    return rows
+
+
+def spread_line(row: dict[str, Any]) -> str:
+    """One line of ``world_spread`` for a terminal."""
+    def pct(x):
+        return "n/a" if x is None else f"{100 * x:.1f}%"
+    overlap = "n/a" if row["mean_page_overlap"] is None else f"{row['mean_page_overlap']:.3f}"
+    return (f"{row['legs']} legs: {row['distinct_seeds']} distinct seeds (most used {row['max_seed_uses']}x), "
+            f"{row['distinct_pages']} distinct pages in {row['page_visits']} page visits "
+            f"({pct(row['distinct_page_share'])}), mean page overlap {overlap}, "
+            f"simulated tool values {pct(row['simulated_share'])}")
