@@ -324,6 +324,9 @@ def test_cli_runs_the_invariants_and_writes_every_page(dataset, tmp_path, capsys
     assert holding == {name: f"{n}/{n}" for name in
                        ("1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts",
                         "8_places", "9_route_inputs")}
+    clued = sum(1 for leg in dataset["legs"] for s in leg.stops
+                if s.kind == "route_info" and s.index != 0 and s.index in {c.stop for c in leg.clues})
+    assert table_rows(index.split('id="exposure"')[1].split("</table>")[0])[-1][:3] == ["all", "", str(clued)]
     spread_rows = table_rows(index.split('id="spread"')[1].split("</table>")[0])
     assert spread_rows[-1][:4] == ["all", "", str(n), str(len({leg.seed_title for leg in dataset["legs"]}))]
     assert sorted(p.name for p in (out / "legs").iterdir()) == sorted(leg_filename(l.leg_id) for l in dataset["legs"])
@@ -472,3 +475,24 @@ def test_pages_load_in_headless_chromium_without_errors_or_network(dataset, tmp_
                          check=False, capture_output=True, text=True, timeout=60).stdout
     for clue in leg.clues:
         assert html.escape(clue.text, quote=False) in dom
+
+
+def test_search_exposure_flags_a_quoted_clue_and_not_the_generated_ones(tmp_path):
+    """The measure behind issue 14's goal: generated page clues must be walked (no top-5 snippet of a
+    search with their words shows the value), and a clue quoting the fact's own sentence is caught."""
+    from pipeline.report.exposure import stop_exposure
+    from pipeline.tools.registry import Toolbox
+    ctx = StageContext.create(load_settings(cache_path=tmp_path / "cache.sqlite"))
+    params = GenerationParams(level="medium", variant="linear", count=2, seed=3)
+    legs = run_generation(params, tmp_path / "run", ctx.settings, local_map_stage(ctx)).accepted
+    toolbox = Toolbox(ctx.settings)
+    rows = [r for leg in legs for r in stop_exposure(leg, toolbox)]
+    assert rows and not any(r["value_shown"] for r in rows)
+    quoted = [(leg, s) for leg in legs for s in leg.stops
+              if s.index and s.extraction and s.extraction.sentence and str(s.value) in s.extraction.sentence]
+    assert quoted, "no prose stop to quote in these legs"
+    leg, stop = quoted[0]
+    for clue in leg.clues:
+        if clue.stop == stop.index:
+            clue.text = f"{stop.index + 1}. {stop.extraction.sentence}"
+    assert any(r["value_shown"] for r in stop_exposure(leg, toolbox))

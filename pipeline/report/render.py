@@ -133,11 +133,13 @@ def render_report(legs: list[Leg], out_dir: str | Path, *, datasets: list[str] |
                   invariants: dict[str, dict[str, list[str]]] | None = None, trace_calls: str | None = None,
                   runs_report: dict[str, Any] | None = None, templates_dir: Path = TEMPLATES_DIR,
                   known_roadblocks: list[str] | None = None, known_diamonds: list[str] | None = None,
-                  acceptance: list[dict[str, Any]] | None = None) -> list[Path]:
+                  acceptance: list[dict[str, Any]] | None = None,
+                  exposure: dict[str, list[dict[str, Any]]] | None = None) -> list[Path]:
     """Write ``index.html`` and ``legs/<leg_id>.html`` under ``out_dir``; returns the written paths.
     ``invariants`` None means the checks were skipped; ``trace_calls`` says how invariant 3 checked
     the golden traces' calls (re-executed, or against the trace only); ``acceptance`` has one row per
-    generate run: its level, variant and the riddle-only solver's figures (``pipeline.acceptance``)."""
+    generate run: its level, variant and the riddle-only solver's figures (``pipeline.acceptance``);
+    ``exposure`` what a search with each page clue's words shows (``report.exposure``; None: not measured)."""
     out = Path(out_dir)
     (out / "legs").mkdir(parents=True, exist_ok=True)
     env = environment(templates_dir)
@@ -152,7 +154,7 @@ def render_report(legs: list[Leg], out_dir: str | Path, *, datasets: list[str] |
     index = env.get_template("index.html.j2").render(
         datasets=datasets or [], n_legs=len(legs),
         statistics=stats.dataset_statistics(legs), tools=stats.tool_usage(legs),
-        spread=stats.world_spread(legs), provenance_rows=prov_rows, provenance_bars=prov_bars, provenance_keys=[*stats.PROVENANCE_ORDER, stats.OTHER],
+        spread=stats.world_spread(legs), exposure=exposure, provenance_rows=prov_rows, provenance_bars=prov_bars, provenance_keys=[*stats.PROVENANCE_ORDER, stats.OTHER],
         templates=stats.template_usage(legs, known_roadblocks or (), known_diamonds or ()),
         invariants=None if invariants is None else invariant_summary(invariants), trace_calls=trace_calls,
         legs=[leg_row(leg, None if invariants is None else invariants.get(leg.leg_id, {})) for leg in legs],

@@ -38,8 +38,13 @@ def write_report(datasets: list[str | Path], out: Path, settings, *, check_invar
         if invariants is not None:
             invariants.update(check_legs(some, settings, run_params(Path(dataset)), calls=calls, from_cache=from_cache))
     summary = None if invariants is None else calls_summary(calls)
+    exposure = None
+    if check_invariants:   # the search tool answers from the snapshot, as the invariants' page checks do
+        from pipeline.report.exposure import search_exposure
+        from pipeline.tools.registry import Toolbox
+        exposure = search_exposure(legs, Toolbox(settings))
     written = render_report(legs, out, datasets=[str(d) for d in datasets], invariants=invariants,
-                            trace_calls=summary, runs_report=runs_report,
+                            trace_calls=summary, runs_report=runs_report, exposure=exposure,
                             known_roadblocks=sorted(roadblock_templates(settings.templates_dir)),
                             known_diamonds=sorted(diamond_types(settings.templates_dir)), acceptance=acceptance)
     failing = None if invariants is None else sorted(i for i, r in invariants.items() if any(r.values()))
