@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pipeline import expressions, refs
@@ -79,6 +79,48 @@ def numbers_in(text: str) -> list[str]:
     return NUMBER_RE.findall(text)
 
 
+# a run of capitalised words (with the connectors a name may hold: "Bosnia and Herzegovina",
+# "Democratic Republic of the Congo"); a sentence's country names are looked up among such runs
+NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:(?:of|and|the|de|da|del|du)\s+)*[A-Z][\w'’-]*)*")
+# capitalised words that open a run without being part of a name ("In France", "The Netherlands" stays whole)
+NOT_NAMES = {"A", "After", "Although", "An", "As", "At", "Before", "Born", "Both", "By", "Despite", "During",
+             "Following", "For", "From", "He", "Her", "His", "In", "It", "Its", "Located", "Many", "Most", "On",
+             "Other", "Several", "She", "Since", "Some", "Their", "There", "These", "They", "This", "Today", "Under",
+             "Until", "When", "While", "With"}
+
+
+def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[str] | None:
+    """The countries a sentence names, in order, each a whole run of capitalised words that
+    ``is_country`` knows ("France and Germany" is two). None when a run holds a country inside a
+    longer name ("New Mexico", "United States Army"): a reader may count it or not, so the
+    sentence cannot ask for its countries."""
+    out: list[str] = []
+    for m in NAME_RUN.finditer(sentence):
+        words = m.group(0).split()
+        while words and words[0] in NOT_NAMES:
+            words = words[1:]
+        parts = [words]
+        if any(w in ("and",) for w in words) and not is_country(" ".join(words)):
+            parts = [p.split() for p in " ".join(words).split(" and ")]   # "France and Germany"
+        for part in parts:
+            if not part:
+                continue
+            if is_country(" ".join(part)):
+                out.append(" ".join(part))
+                continue
+            for i in range(len(part)):
+                for j in range(i + 1, len(part) + 1):
+                    if (i, j) != (0, len(part)) and part[i][:1].isupper() and is_country(" ".join(part[i:j])):
+                        return None
+    return out
+
+
+def country_known(name: str) -> bool:
+    """Is ``name`` a country of the offline country data (by name, never by an ISO code)?"""
+    from pipeline.world.countries import country_table
+    return country_table().lookup(name, allow_codes=False) is not None
+
+
 def extract_fact(page: dict, extraction: Extraction, value_type: str) -> Any:
     """Read a page stop's fact from a ``fetch_webpage`` result at the stated place."""
     if extraction.source == "infobox":
@@ -106,6 +148,11 @@ def extract_fact(page: dict, extraction: Extraction, value_type: str) -> Any:
         text = sec["text"]
     if not extraction.sentence or extraction.sentence not in text:
         raise StopFailed(f"sentence not found in section {extraction.section!r}")
+    if extraction.name_index is not None:   # a country the sentence names
+        names = countries_named(extraction.sentence, country_known) or []
+        if extraction.name_index >= len(names):
+            raise StopFailed("name index outside the sentence's countries")
+        return names[extraction.name_index]
     nums = numbers_in(extraction.sentence)
     if extraction.number_index is None or extraction.number_index >= len(nums):
         raise StopFailed("number index outside the sentence")

@@ -58,6 +58,7 @@ class Extraction:
     section: str | None = None      # section title ("" = lead) for prose facts
     sentence: str | None = None     # the sentence holding the fact (prose)
     number_index: int | None = None # which number of that sentence
+    name_index: int | None = None   # or which country that sentence names (``execute.countries_named``)
     second_section: str | None = None  # cross_section: a second section whose fact combines with the first
 
 

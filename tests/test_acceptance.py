@@ -32,7 +32,7 @@ def ctx(tmp_path_factory):
 @pytest.fixture(scope="module")
 def finished(ctx, tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    result = run_generation(GenerationParams(level="medium", variant="dag", count=2, seed=5), out, ctx.settings,
+    result = run_generation(GenerationParams(level="medium", variant="dag", count=2, seed=6), out, ctx.settings,
                             local_map_stage(ctx))
     return result, out
 

@@ -191,3 +191,25 @@ def test_a_malformed_page_costs_only_the_legs_that_touch_it(tmp_path, shared_cac
     assert len(result.accepted) == 2
     assert all(s.page_title != victim for leg in result.accepted for s in leg.stops)
     assert victim in ctx.bad_pages
+
+
+def test_a_default_run_uses_the_whole_snapshot(tmp_path, shared_cache):
+    """Issue 14, item 3: with the default presets, lead-only pages (no infobox, no links) are seeds
+    and route pages, a lead sentence's country feeds roadblocks, and routes go on by search where
+    no link does; every such leg passes every invariant and the riddle-only solver (acceptance)."""
+    from pipeline.agents.solver import RiddleView, solve
+    from pipeline.model import ROUTE_INFO, SEARCH_QUERY
+    result, ctx = generate(tmp_path, shared_cache, "medium", "linear", count=6, seed=3)
+    assert ctx.generation["search_bridges"] is True
+    assert len(result.accepted) == 6
+    lead_only_seeds = [leg for leg in result.accepted if not ctx.page(leg.seed_title).infobox]
+    searched = [leg for leg in result.accepted if any(
+        s.transition and s.transition.kind == SEARCH_QUERY for s in leg.stops if s.kind == ROUTE_INFO)]
+    named = [leg for leg in result.accepted if any(
+        s.extraction and s.extraction.name_index is not None for s in leg.stops if s.kind == ROUTE_INFO)]
+    assert lead_only_seeds and searched and named
+    for leg in {leg.leg_id: leg for leg in lead_only_seeds + searched + named}.values():
+        assert invariant_failures(leg, ctx) == {}
+        solution = solve(RiddleView(riddle=leg.riddle, seed_url=leg.seed_url), ctx.toolbox)
+        assert solution.solved, solution.reason
+        assert solution.answer == leg.passcode

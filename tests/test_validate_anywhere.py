@@ -57,8 +57,9 @@ def runs(tmp_path_factory):
     """An easy DAG run and a medium DAG run, both generated with cache A."""
     root = tmp_path_factory.mktemp("anywhere")
     cache_a = root / "a.sqlite"
-    # seed 1: one of its legs runs python_execute_code (test_the_sandbox_may_describe_another_machine)
-    easy = generate(root / "easy", cache_a, "--difficulty", "easy", "--count", "3", "--seed", "1")
+    # seed 5: one of its legs runs python_execute_code (test_the_sandbox_may_describe_another_machine) and
+    # one has simulated calls (test_re_execution_follows_the_runs_no_simulated_setting)
+    easy = generate(root / "easy", cache_a, "--difficulty", "easy", "--count", "5", "--seed", "5")
     medium = generate(root / "medium", cache_a, "--difficulty", "medium", "--variant", "dag", "--count", "1")
     assert cache_a.is_file()
     return {"root": root, "cache_a": cache_a, "easy": easy, "medium": medium}
@@ -131,7 +132,7 @@ def test_one_tampered_response_byte_fails_naming_the_leg_and_call(runs, tmp_path
     assert fails == [f"FAIL {target['leg']}: invariant 3_expressions: call {target['call']} "
                      f"(stop {target['stop']} step {target['step']}, fetch_webpage): response differs from the trace"
                      + fails[0].split("response differs from the trace", 1)[1]]
-    assert "3 legs, 1 failing" in stdout
+    assert "5 legs, 1 failing" in stdout
 
 
 def make_live(entry: dict, value_edit=None) -> None:

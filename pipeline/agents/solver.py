@@ -27,6 +27,7 @@ from pipeline.execute import (
     NUMBER_RE,
     StopFailed,
     clean_text_value,
+    countries_named,
     finalize_number,
     get_path,
     parse_number,
@@ -99,6 +100,10 @@ POSITION_ASK = re.compile(r'^In its (?:(opening text)|section "(.*?)"|(\w+) sect
                           r'that begins with the words "(.*?)") gives (.+?): '
                           r"(?:which \w+|what \w+|how many(?: \w+)?|what is the (\w+) of the (\w+))\?$",
                           re.DOTALL)
+# a country named by its sentence (templates/clues/ask.j2, source "names")
+NAMES_ASK = re.compile(r'^In its (?:(opening text)|section "(.*?)"|(\w+) section), (?:the (\w+) sentence|the sentence '
+                       r'that begins with the words "(.*?)") names (a country|\w+ countries): '
+                       r"(?:which country|which is the (\w+) of the (\w+))\?$", re.DOTALL)
 # the older wording, a quoted sentence with the number masked (legs exported before issue 14)
 SENTENCE_ASK = re.compile(r'^In its (?:opening text|section "(.*?)"), a sentence reads: "(.*)" '
                           r"What number stands where \[\?\] is\?$", re.DOTALL)
@@ -127,6 +132,7 @@ class Solver:
         self.on_call = on_call
         self.calls: list[TraceEntry] = []
         self._templates = roadblock_templates()
+        self._countries: dict[str, bool] = {}
 
     def _record(self, clue: int, tool: str, args: dict, result) -> None:
         self.calls.append(TraceEntry(stop=clue - 1, step=len(self.calls), tool=tool, args=args,
@@ -145,6 +151,18 @@ class Solver:
         if not result.ok:
             raise Unsolvable(f"clue {clue}: {tool} failed: {result.error}")
         return result.data
+
+    def country_teller(self, clue: int) -> Callable[[str], bool]:
+        """Is a name a country? Asked of ``countries_population`` (once per name and solver)."""
+        def is_country(name: str) -> bool:
+            if name not in self._countries:
+                try:
+                    self.call(clue, "countries_population", {"country": name})
+                    self._countries[name] = True
+                except Unsolvable:
+                    self._countries[name] = False
+            return self._countries[name]
+        return is_country
 
     def fetch(self, clue: int, url: str) -> dict | None:
         result = self.toolbox.call("fetch_webpage", {"url": url})
@@ -195,7 +213,7 @@ class Solver:
 
     def read_page_clue(self, n: int, bridge: str, ask: str, view: RiddleView, sol: Solution) -> tuple[str, Any]:
         """The one page the bridge leads to that answers the question, and its answer."""
-        readings = readings_of(n, self.reached(n, bridge, view, sol), ask)
+        readings = readings_of(n, self.reached(n, bridge, view, sol), ask, self.country_teller(n))
         if not readings:
             raise Unsolvable(f"clue {n}: no page reached this way answers {ask[:80]!r}")
         if len(readings) > 1:
@@ -363,13 +381,14 @@ def words_begin(text: str, start: str) -> bool:
     return text == start or text.startswith(start + " ")
 
 
-def readings_of(n: int, pages: list[dict], ask: str) -> dict[str, Any]:
+def readings_of(n: int, pages: list[dict], ask: str, is_country: Callable[[str], bool] | None = None
+                ) -> dict[str, Any]:
     """URL -> answer, for the pages that answer the question (``Ambiguous`` when one page holds
-    two answers)."""
+    two answers); ``is_country`` tells a country's name (the solver asks the tools)."""
     readings: dict[str, Any] = {}
     for page in pages:
         try:
-            readings[page["url"]] = read_answer(page, ask)
+            readings[page["url"]] = read_answer(page, ask, is_country)
         except Unsolvable:
             continue
         except Ambiguous as exc:
@@ -400,7 +419,7 @@ def search_words(circumlocution: str) -> str:
     return circumlocution
 
 
-def read_answer(page: dict, ask: str) -> Any:
+def read_answer(page: dict, ask: str, is_country: Callable[[str], bool] | None = None) -> Any:
     """The value the question asks for on this page (``Unsolvable`` if it is not there, ``Ambiguous``
     when the page holds two different answers)."""
     if m := INFOBOX_ASK.match(ask):
@@ -426,6 +445,8 @@ def read_answer(page: dict, ask: str) -> Any:
         return subject_name(page.get("title") or "")
     if m := POSITION_ASK.match(ask):
         return read_position_ask(page, m)
+    if m := NAMES_ASK.match(ask):
+        return read_names_ask(page, m, is_country)
     if m := SENTENCE_ASK.match(ask):
         section, sentence = m.group(1), m.group(2)
         if section is None:
@@ -450,6 +471,45 @@ def read_position_ask(page: dict, m: re.Match) -> int:
     sentence as ``facts.SENTENCE_SPLIT`` cuts it (or the one sentence that begins with the words
     quoted), and there the numbers of the kind named."""
     lead, title, section_ordinal, sentence_ordinal, opening, kind, nth, count = m.groups()
+    return _one_reading([number_given(s, kind, nth, count)
+                         for s in chosen_sentences(page, lead, title, section_ordinal, sentence_ordinal, opening)],
+                        sentence_ordinal or opening)
+
+
+def read_names_ask(page: dict, m: re.Match, is_country: Callable[[str], bool] | None) -> str:
+    """'In its opening text, the third sentence names two countries: which is the first of the
+    two?': that sentence's countries (``execute.countries_named``, each looked up with the tools)."""
+    lead, title, section_ordinal, sentence_ordinal, opening, kind, nth, count = m.groups()
+    if is_country is None:
+        raise Unsolvable("no tool to tell a country's name")
+    stated = 1 if kind == "a country" else count_value(kind.split()[0])
+    found = []
+    for sentence in chosen_sentences(page, lead, title, section_ordinal, sentence_ordinal, opening):
+        names = countries_named(sentence, is_country)
+        if names is None:
+            raise Ambiguous(f"a name in the sentence holds a country: {sentence[:80]!r}", [sentence])
+        if len(names) != stated:
+            raise Unsolvable(f"the sentence names {len(names)} countries, not {kind}")
+        k = 1 if stated == 1 else ordinal_value(nth or "")
+        if not k or k > stated or (stated > 1 and count_value(count or "") != stated):
+            raise Ambiguous(f"the sentence names {kind} and the clue does not say which", names)
+        found.append(names[k - 1])
+    return _one_reading(found, sentence_ordinal or opening)
+
+
+def _one_reading(found: list, which: str | None) -> Any:
+    values = set(found)
+    if not values:
+        raise Unsolvable(f"the section has no such sentence: {which!r}")
+    if len(values) > 1:
+        raise Ambiguous("sections of that title give different answers", sorted(map(str, values)))
+    return values.pop()
+
+
+def chosen_sentences(page: dict, lead: str | None, title: str | None, section_ordinal: str | None,
+                     sentence_ordinal: str | None, opening: str | None) -> list[str]:
+    """The sentences a clue points at: in the blocks it names (the opening text, every section of
+    that title, or the n-th section), the n-th sentence or the one beginning with the words quoted."""
     sections = page.get("sections", [])
     if lead:
         blocks = [page.get("lead", "")]
@@ -460,7 +520,7 @@ def read_position_ask(page: dict, m: re.Match) -> int:
         blocks = [s["text"] for s in sections if s["title"] == title]
     if not blocks:
         raise Unsolvable(f"no such section: {title or section_ordinal!r}")
-    found = set()
+    out: list[str] = []
     for block in blocks:
         sentences = sentences_of(block)
         if opening is not None:
@@ -472,12 +532,8 @@ def read_position_ask(page: dict, m: re.Match) -> int:
             if position is None:
                 raise Unsolvable(f"not an ordinal: {sentence_ordinal!r}")
             chosen = sentences[position - 1:position]
-        found |= {number_given(s, kind, nth, count) for s in chosen}
-    if not found:
-        raise Unsolvable(f"the section has no such sentence: {sentence_ordinal or opening!r}")
-    if len(found) > 1:
-        raise Ambiguous(f"{len(blocks)} sections of that title give different numbers", sorted(map(str, found)))
-    return found.pop()
+        out += chosen
+    return out
 
 
 def number_given(sentence: str, kind: str, nth: str | None, count: str | None) -> int:

@@ -58,6 +58,26 @@ def resolved(fact: Fact, ctx: StageContext) -> Fact | None:
 
 
 ENTITY_ROLES = ("place", "country", "date", "company", "coin")   # what roadblocks take from the route
+SEARCH_RESULTS = 5   # as many results as the solver (and verbalize) look at
+
+
+def searched_facts(page, facts: list[Fact], ctx: StageContext) -> list[Fact]:
+    """The facts a page reached by a web search can be asked for: the clue finds it by its short
+    description (``verbalize.circumlocution_options``), so a page that search does not rank in the
+    top results offers none; its subject is named by the results, and a value its own result
+    snippet shows needs no visit (``verbalize.page_clue`` rejects both)."""
+    from pipeline.stages.verbalize import value_shown
+    desc = " ".join((page.description or "").split()).rstrip(".")
+    if not desc or len(desc) > 120:
+        return []
+    def search() -> list[dict]:
+        result = ctx.toolbox.call("web_search", {"query": desc, "num_results": SEARCH_RESULTS})
+        return result.data.get("results", []) if result.ok else []
+    hits = ctx.memo(f"description_search|{desc}", search)
+    snippet = next((h.get("snippet") or "" for h in hits if h.get("title") == page.title), None)
+    if snippet is None:
+        return []
+    return [f for f in facts if f.extraction.source != "subject" and not value_shown(f.value, [snippet])]
 
 
 def _offers_entity(title: str, ctx: StageContext, preset) -> bool:
@@ -186,7 +206,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         facts = [r for r in (resolved(f, ctx) for f in page_facts(page, preset.extraction)) if r is not None]
         linked = i == 0 or any(title in (leg.crawl.edges.get(t, []) if leg.crawl else []) for t in plan.route[:i])
         if not linked:   # reached by a search: its results name the page, so its name would be no riddle
-            facts = [f for f in facts if f.extraction.source != "subject"]
+            facts = searched_facts(page, facts, ctx)
         if not facts:
             raise Rejected(f"build: no usable fact on {title!r}")
         fact = _choose_fact(facts, rng, role_cycle[(i + rng.randrange(2)) % len(role_cycle)])

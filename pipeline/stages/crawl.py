@@ -104,7 +104,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     candidates = seed_candidates(ctx, preset.extraction)
     if leg.variant == "dag":  # a DAG leg forks a place or a country: start where one is at hand
         forkable = ctx.memo(f"seed_candidates_dag|{','.join(sorted(preset.extraction))}", lambda: [
-            t for t in candidates if any(f.role in ("place", "country") for f in page_facts(ctx.page(t), ("infobox",)))])
+            t for t in candidates if any(f.role in ("place", "country") for f in page_facts(ctx.page(t), preset.extraction))])
         candidates = forkable or candidates
     if not candidates:
         raise Rejected("crawl: the snapshot has no page usable as a seed")

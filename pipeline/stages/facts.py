@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.execute import clean_text_value, numbers_in, parse_number
+from pipeline.execute import clean_text_value, countries_named, country_known, numbers_in, parse_number
 from pipeline.model import Extraction
 from pipeline.snapshot.page import Page, subject_name
 
@@ -109,6 +109,28 @@ def prose_facts(page: Page, cross_section: bool) -> list[Fact]:
     return out
 
 
+MAX_NAMED = 3   # a sentence naming more countries than this is a list, not a question
+
+
+def named_country_facts(page: Page) -> list[Fact]:
+    """Countries the page's opening text names (a cloze: which country does the n-th sentence
+    name?): what a lead-only page, which has no infobox and no links, offers a roadblock. One fact
+    per country of a sentence that names one to three different countries and none inside a longer
+    name (``execute.countries_named``)."""
+    out: list[Fact] = []
+    for sentence in SENTENCE_SPLIT.split(page.lead or ""):
+        sentence = sentence.strip()
+        if not 40 <= len(sentence) <= 300 or sentence.count('"') % 2 or not is_prose(sentence):
+            continue
+        names = countries_named(sentence, country_known)
+        if not names or len(names) > MAX_NAMED or len(set(names)) != len(names):
+            continue
+        for idx, name in enumerate(names):
+            out.append(Fact(Extraction(source="prose", section="", sentence=sentence, name_index=idx), "text", name,
+                            sentence, "country"))
+    return out
+
+
 # what a page about a place or a country says it is (short description or infobox type)
 PLACE_SUBJECT = re.compile(r"^(?:[\w-]+\s+){0,3}(city|capital|town|village|country|nation|sovereign state|"
                            r"municipality|metropolis|commune|settlement)\b", re.IGNORECASE)
@@ -133,7 +155,7 @@ def page_facts(page: Page, modes: tuple[str, ...]) -> list[Fact]:
     facts = infobox_facts(page) if "infobox" in modes else []
     facts += subject_facts(page)
     if "prose" in modes:
-        facts += prose_facts(page, cross_section=False)
+        facts += prose_facts(page, cross_section=False) + named_country_facts(page)
     if "cross_section" in modes:
         facts += prose_facts(page, cross_section=True)
     return facts

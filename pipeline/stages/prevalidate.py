@@ -60,8 +60,10 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     # roadblocks that consume a page's text (place, country, date) go first: that text feeds nothing else
     def feeds_text(i: int) -> bool:
         return any(leg.stops[j].value_type != "number" for j in value_inputs(leg.stops[i]))
+    # then real data first, then those a surviving detour works on (a detour on a trimmed spare goes too)
+    detoured = {leg.stops[i].source_stop for i in keep if leg.stops[i].kind == DETOUR}
     kept_rb = sorted((i for i in keep if leg.stops[i].kind == ROADBLOCK),
-                     key=lambda i: (not feeds_text(i), i in simulated, i))
+                     key=lambda i: (not feeds_text(i), i in simulated, i not in detoured, i))
     kept_rb = sorted(kept_rb[: plan.roadblocks])
     dropped_rb = {i for i in keep if leg.stops[i].kind == ROADBLOCK and i not in kept_rb}
     kept_det = [i for i in keep if leg.stops[i].kind == DETOUR and leg.stops[i].source_stop not in dropped_rb]

@@ -23,6 +23,7 @@ import jinja2
 
 from pipeline import expressions
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
+from pipeline.execute import countries_named, country_known
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -165,6 +166,15 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
                        role=stop.fact.role, rounded=False)]
     from pipeline.agents.solver import count_word, number_kinds, ordinal
     wheres = sentence_places(ex, page, names)
+    if ex.name_index is not None:   # a country the sentence names: which one, of how many
+        named = countries_named(ex.sentence or "", country_known) or []
+        if not wheres or ex.name_index >= len(named):
+            return []
+        n = len(named)
+        kind = "a country" if n == 1 else f"{count_word(n)} countries"
+        question = "which country" if n == 1 else f"which is the {ordinal(ex.name_index + 1)} of the {count_word(n)}"
+        return [render("ask.j2", source="names", where=where, sentence=sentence, kind=kind, question=question)
+                for where, block in wheres for sentence in sentence_refs(block, ex.sentence.strip(), names)]
     numbers = number_kinds(ex.sentence or "")
     if not wheres or not ex.sentence or ex.number_index is None or ex.number_index >= len(numbers):
         return []
@@ -272,6 +282,17 @@ def value_shown(value, snippets: list[str]) -> bool:
     return any(f in text.lower() for f in forms)
 
 
+QUOTE_RUN = 6   # a clue sharing this many consecutive words with its fact's sentence quotes it
+
+
+def quoted_run(text: str, sentence: str, n: int = QUOTE_RUN) -> bool:
+    """Does ``text`` repeat ``n`` consecutive words of ``sentence`` (a short description that is
+    the opening sentence's own words: a search for it lands on the sentence)?"""
+    words = [re.findall(r"\w+", t.lower()) for t in (text, sentence)]
+    runs = {tuple(words[0][i:i + n]) for i in range(len(words[0]) - n + 1)}
+    return any(tuple(words[1][i:i + n]) in runs for i in range(len(words[1]) - n + 1))
+
+
 PAGE, ELSEWHERE = "page", "elsewhere"
 SHOWN = " shows the value"
 
@@ -340,6 +361,9 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
             if leak:
                 problems.append(f"{text[:60]!r}: names {leak!r}")
                 continue
+            if stop.extraction and stop.extraction.sentence and quoted_run(text, stop.extraction.sentence):
+                problems.append(f"{text[:60]!r}: quotes the sentence of its fact")   # a search would find it
+                continue
             if value_shown(stop.value, [text]):   # a description or a section title stating the answer
                 problems.append(f"{text[:60]!r}: states the value itself")
                 continue
@@ -351,7 +375,7 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
             if ELSEWHERE in exposure and coincidental is not None:
                 continue
             try:
-                readings = readings_of(stop.index + 1, reached, ask)
+                readings = readings_of(stop.index + 1, reached, ask, solver.country_teller(stop.index + 1))
             except Ambiguous as exc:
                 problems.append(f"{ask[:60]!r}: {exc}")
                 continue
