@@ -12,7 +12,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -21,7 +20,8 @@ from flows.generate import GenerationParams, local_map_stage, run_generation, ru
 from flows.prefect_api import prefect_api
 from pipeline.config import load_settings
 from pipeline.invariants import check_all, summarize
-from pipeline.model import ROUTE_INFO
+from pipeline.report.exposure import search_exposure
+from pipeline.report.stats import spread_line, world_spread
 from pipeline.stages.base import StageContext
 from pipeline.stages.verbalize import forbidden_names
 from pipeline.tools.backends.offline.web import page_result
@@ -44,7 +44,8 @@ def main() -> None:
         plan = [(lvl, "linear", 200) for lvl in ("easy", "medium", "hard", "extreme")] + \
                [(lvl, "dag", 150) for lvl in ("easy", "medium", "hard", "extreme")]
     all_checks = []
-    seeds, pages = Counter(), Counter()   # how widely the legs spread over the snapshot
+    print(f"runs in {tmp}")
+    accepted = []   # how widely the legs spread over the snapshot, and how many page stops a search skips
     started = time.perf_counter()
     print(f"{'level':8} {'variant':7} {'legs':>5} {'s/leg':>7} {'legs/min':>9} {'attempts':>8} {'peak MB':>8}")
     for level, variant, count in plan:
@@ -58,16 +59,18 @@ def main() -> None:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"{level:8} {variant:7} {len(result.accepted):5d} {dt / count:7.2f} {60 * count / dt:9.1f} "
               f"{result.attempts:8d} {peak:8.0f}")
-        seeds.update(leg.seed_title for leg in result.accepted)
-        pages.update(s.page_title for leg in result.accepted for s in leg.stops if s.kind == ROUTE_INFO and s.page_title)
+        accepted += result.accepted
         for leg in result.accepted:
             all_checks.append(check_all(leg, ctx.presets[level], forbidden=forbidden_names(leg, ctx), allow_simulated=True,
                                         fetch_page=lambda u: page_result(ctx.store.get(u)) if ctx.store.get(u) else None))
     total = time.perf_counter() - started
     n = len(all_checks)
-    visits = sum(pages.values())
-    print(f"spread: {len(seeds)} distinct seeds in {n} legs (most used: {seeds.most_common(1)}), {len(pages)} distinct "
-          f"pages in {visits} page visits ({100 * len(pages) / max(visits, 1):.0f}%)")
+    for row in world_spread(accepted):
+        print(f"spread {row['variant']:6} {row['level']:8} " + spread_line(row))
+    for row in search_exposure(accepted, ctx.toolbox)["by_group"]:
+        shown = "n/a" if row["value_shown_share"] is None else f"{100 * row['value_shown_share']:.1f}%"
+        print(f"search with a page clue's words {row['variant']:6} {row['level']:8}: {row['page_stops']} page stops, "
+              f"value in a top-5 snippet for {shown}")
     print(f"total {total:.1f} s for {n} legs ({'Prefect thread runner' if args.prefect else 'in-process runner'}, cold cache)")
     single = []
     for k in range(args.median_legs):  # one extreme DAG leg at a time, fresh cache: the per-leg figure
