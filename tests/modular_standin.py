@@ -24,7 +24,9 @@ keeps the measured values near their expectation at 10-20 tasks. What an erring 
   reflection  its note names no fix (``try the same step again``).
 
 A role that does not err does it right: planning writes the golden steps, reasoning the next plan step
-not yet carried out (it walks the history's actions against the plan) and passes a reflection's FIX on,
+not yet carried out (it walks the history's actions against the plan; it names the step ``Plan step k of
+n.``, so when the agent shows only the last ``HISTORY_STEPS`` steps of a long trial the walk starts at the
+plan step the first shown step was about) and passes a reflection's FIX on,
 action translates the step into the family's format, reflection writes ``FIX <intended step>`` when the
 action did not carry the step out (and a plain go-on note when it did and the tool itself failed).
 """
@@ -133,6 +135,23 @@ def _matches(action: str, step: dict) -> bool:
         return False
 
 
+def progress(history: str, plan: list[dict]) -> int:
+    """How many plan steps the shown history carried out: its actions walked in order against the plan.
+    Reasoning sees only the last ``HISTORY_STEPS`` steps (``pipeline.agents.modular``), numbered from the
+    trial's start; when the shown history does not start at step 1, the walk starts at the plan step the
+    first shown step was about (its ``Plan step k of n.`` line, which this reasoning wrote then), so a
+    golden trace of any length is followed to its end."""
+    done = 0
+    for i, entry in enumerate(re.split(r"^(?=Step \d+: )", history, flags=re.MULTILINE)[1:]):
+        if i == 0 and not entry.startswith("Step 1: "):
+            at = re.search(r"\bPlan step (\d+) of \d+\.", entry)
+            done = int(at.group(1)) - 1 if at else 0
+        action = re.search(r"^Action: (.*)$", entry, re.MULTILINE)
+        if action and done < len(plan) and _matches(action.group(1), plan[done]):
+            done += 1
+    return done
+
+
 def wrong_final(sol: Solution) -> dict:
     if sol.family in ("legs", "math") or any(s["kind"] == "answer" for s in sol.steps):
         return {"kind": "answer", "value": sol.wrong}
@@ -190,14 +209,12 @@ def respond(role: str, sol: Solution, behaviour: Behaviour, user: str, universe:
         if erring:
             return {"content": f"NEXT {dumps(wrong_final(sol))}"}
         plan = _tagged(_section(user, "Plan:", "Steps so far:"), "STEP")
-        done = 0
-        for action in re.findall(r"^Action: (.*)$", _section(user, "Steps so far:", "State the next step."),
-                                 re.MULTILINE):
-            if done < len(plan) and _matches(action, plan[done]):
-                done += 1
-        step = plan[min(done, len(plan) - 1)] if plan else wrong_final(sol)
         fixes = _tagged(_section(user, "Reflection on the last failure:", "State the next step."), "FIX")
-        return {"content": f"NEXT {dumps(step)}" + (f"\nFIX {dumps(fixes[-1])}" if fixes else "")}
+        fix = f"\nFIX {dumps(fixes[-1])}" if fixes else ""
+        if not plan:
+            return {"content": f"NEXT {dumps(wrong_final(sol))}{fix}"}
+        at = min(progress(_section(user, "Steps so far:", "State the next step."), plan), len(plan) - 1)
+        return {"content": f"Plan step {at + 1} of {len(plan)}.\nNEXT {dumps(plan[at])}{fix}"}
     if role == "action":
         given = _section(user, "Step to carry out:", None)
         fixes, nexts = _tagged(given, "FIX"), _tagged(given, "NEXT")

@@ -12,6 +12,10 @@ independently per role, the same draw in every configuration:
               which even an erring action copies, so a right reflection rescues a wrong action;
               with both wrong the agent repeats the error until its step budget.
 
+Reasoning follows the plan over a golden trace of any length (the agent shows it only the last
+``HISTORY_STEPS`` steps; the stand-in finds its place from the plan step it named then), and the math
+step budget holds the longest golden trace plus the failed first step a right reflection repairs.
+
 So a task succeeds iff P and R are right and (A or F is right), and with q_r the error probability of
 the model driving role r in configuration S (q_r = p_r of the weak default, 0 for the strong test):
 

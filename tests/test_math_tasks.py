@@ -64,7 +64,8 @@ ORACLES = {
     "arithmetic_sequence": lambda p: (p["a1"] + (p["n"] - 1) * p["d"]) if p["ask"] == "term"
     else sum(p["a1"] + k * p["d"] for k in range(p["n"])),
     "geometric_sequence": lambda p: F(p["a1"]) * F(p["r"]) ** (p["n"] - 1) if p["ask"] == "term"
-    else sum(p["a1"] * F(p["r"]) ** k for k in range(p["n"] if p["ask"] == "sum" else 400)),
+    else sum(p["a1"] * F(p["r"]) ** k for k in range(p["n"])) if p["ask"] == "sum"
+    else 2 * sum(p["a1"] * F(p["r"]) ** k for k in range(400)) - p["a1"],     # a bouncing ball: falls and rises
     "exponential_equation": lambda p: (p["k"] * p["period"] if p.get("story") else
                                        (p["n"] * p["q2"] - p["m"] * p["q1"]) / (p["m"] - p["n"]) if "m" in p
                                        else (p["k"] - p["q"]) / p["p"]),
@@ -119,10 +120,11 @@ def _numbers(answer):
     return value if isinstance(value, list) else [value]
 
 
-@pytest.mark.parametrize("name", sorted(FAMILIES))
+@pytest.mark.parametrize("name", sorted(n for n, f in FAMILIES.items() if f.domain in ("algebra", "geometry")))
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**31 - 1), level=st.sampled_from(LEVELS))
 def test_family_answers_match_independent_oracle(name, seed, level):
+    """Algebra and geometry; the competition families have their own oracles in test_math_competition."""
     from pipeline.tasks.math.answers import answer_json
 
     problem = _first_verified(FAMILIES[name], level, seed)
@@ -188,7 +190,7 @@ def test_derived_tasks_are_consistent(small_build):
     for row in rows:
         meta = json.loads(row["metadata_json"])
         derived = {d["derived_id"].split("/", 1)[1]: d for d in derived_rows(row)}
-        assert len(derived) == 7
+        assert len(derived) == 10
         plan = meta["plan"]
         for percent in (20, 50, 80):
             target = json.loads(derived[f"next_step_planning@{percent}"]["target_json"])

@@ -48,6 +48,8 @@ def test_calculator_values(toolbox, expression, result, numeric):
     "'text'",
     "a[0]",
     "__builtins__",
+    "1716 - ()",              # arithmetic on a tuple is refused, not a crash
+    "(1, 2)*10**8",           # ... and cannot fill memory
 ])
 def test_calculator_refuses_unsafe_input(toolbox, expression):
     result = toolbox.call("calculator", {"expression": expression})
@@ -73,7 +75,7 @@ def test_corpus_has_enough_complete_points():
     corpus = load_corpus()
     assert len(corpus) >= 200
     assert len({p.id for p in corpus}) == len(corpus)
-    assert {p.domain for p in corpus} == {"algebra", "geometry"}
+    assert {p.domain for p in corpus} == {"algebra", "geometry", "number_theory", "combinatorics"}
     assert all(p.title and p.definition and p.formula and p.example for p in corpus)
 
 
@@ -86,12 +88,17 @@ def test_corpus_has_enough_complete_points():
     ("difference of squares factor", "alg.difference-of-squares"),
     ("change of base logarithm", "alg.change-of-base"),
     ("law of cosines", "geo.law-of-cosines"),
+    ("euclidean algorithm gcd remainder", "nt.euclidean-algorithm"),
+    ("chinese remainder theorem", "nt.chinese-remainder-theorem"),
+    ("inclusion exclusion principle", "cmb.inclusion-exclusion"),
+    ("choose a committee from two groups", "cmb.committee-selection"),
+    ("number of divisors from the prime factorization", "nt.divisor-count"),
 ])
 def test_search_returns_relevant_points(toolbox, query, expected):
     data = toolbox.call("math_knowledge_search", {"query": query}).data
     ids = [r["id"] for r in data["results"]]
     assert len(ids) == 3 and expected in ids
-    assert data["provenance"] == "offline-data" and data["source"] == "legwork knowledge corpus v1"
+    assert data["provenance"] == "offline-data" and data["source"] == "legwork knowledge corpus v2"
     scores = [r["score"] for r in data["results"]]
     assert scores == sorted(scores, reverse=True)
 

@@ -63,12 +63,15 @@ from pipeline.cache import canonical_json
 from pipeline.llm import assistant_tool_calls
 from pipeline.race import BROKEN
 from pipeline.tasks.common import FAMILIES, GoldenTrace, read_task_rows
+from pipeline.tasks.math import MAX_TRACE_CALLS
 from pipeline.tools.toollog import ToolLog, call_tool
 
 TASK_AGENTS = ("oracle", "random", "llm", "modular")
 OBSERVATION_CHARS = 8000
 MAX_TOKENS = 2048            # completion tokens per llm request
-MATH_STEPS = 10              # tool calls
+# tool calls: the longest golden math trace (``MAX_TRACE_CALLS``, which the math build enforces), one failed
+# call to recover from (a mistyped call a reflection repairs), and the final reply, which needs a step left
+MATH_STEPS = MAX_TRACE_CALLS + 2
 ATP_TRIES = 3                # proof submissions
 OS_STEPS = 8                 # shell commands (AgentBench's round limit)
 GIT_STEPS = 12               # git commands

@@ -7,6 +7,8 @@ second method (substitution, Vieta, brute-force summation, test points).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy as sp
 
 from pipeline.tasks.math.core import Family, R, Solution, const, nonzero, term, x, y
@@ -26,12 +28,19 @@ CALC = ("calculation_error", "sign_error")
 def _lin_draw(rng, level):
     sol = rng.randint(1, 12) if level in (1, 4) else nonzero(rng, -12, 12)
     if level == 3:
-        sol = R(f"{nonzero(rng, -9, 9)}/{rng.choice([2, 3, 4, 5])}")
+        den = rng.choice([2, 3, 4, 5])
+        sol = R(f"{rng.choice([v for v in range(-9, 10) if v % den])}/{den}")    # never a whole number
     a = rng.randint(2, 9) if level in (1, 4) else nonzero(rng, -9, 9)
     c = 0 if level in (1, 4) else rng.choice([v for v in range(-9, 10) if v not in (0, a)])
     b = rng.randint(1, 30) if level in (1, 4) else nonzero(rng, -20, 20)
     d = a * sol + b - c * sol
-    p = {"a": a, "b": b, "c": c, "d": str(d), "sol": str(sol)}
+    if level == 3:              # the fractions level: a fractional constant, and a fractional solution
+        for _ in range(100):
+            b = R(f"{rng.choice([v for v in range(-40, 41) if v % sol.q])}/{sol.q}")
+            d = a * sol + b - c * sol
+            if not d.is_Integer:
+                break
+    p = {"a": a, "b": str(b) if level == 3 else b, "c": c, "d": str(d), "sol": str(sol)}
     if level == 4:
         p["story"] = rng.choice(["taxi", "gym", "phone"])
     if level == 5:
@@ -45,7 +54,7 @@ def _lin_draw(rng, level):
 
 
 def _lin_prompt(p):
-    a, b, c, d = p["a"], p["b"], p["c"], R(p["d"])
+    a, b, c, d = p["a"], R(p["b"]), p["c"], R(p["d"])
     story = p.get("story")
     if story == "taxi":
         return (f"A taxi charges a flat fee of ${b} plus ${a} per kilometre. A ride cost ${d}. "
@@ -65,7 +74,7 @@ def _lin_prompt(p):
 
 
 def _lin_solve(p, s: Solution):
-    a, b, c, d = p["a"], p["b"], p["c"], R(p["d"])
+    a, b, c, d = p["a"], R(p["b"]), p["c"], R(p["d"])
     story = p.get("story")
     if story:
         if story == "plans":
@@ -78,12 +87,22 @@ def _lin_solve(p, s: Solution):
     else:
         a, b, c, d = s.step(S, "read the coefficients and constants on each side",
                             "Coefficients and constants (left x, left const, right x, right const): {v}.",
-                            (sp.Integer(a), sp.Integer(b), sp.Integer(c), d), errors=("transcription_error",))
+                            (sp.Integer(a), b, sp.Integer(c), d), errors=("transcription_error",))
+    if not (b.is_Integer and d.is_Integer):
+        q = sp.ilcm(sp.denom(b), sp.denom(d))
+        a, b, c, d = s.step(K, "clear the fractions by multiplying every term by the common denominator",
+                            f"times {q}: (left x, left const, right x, right const) = {{v}}",
+                            (a * q, b * q, c * q, d * q), errors=("calculation_error",),
+                            calc=f"(({a})*{q}, ({b})*{q}, ({c})*{q}, ({d})*{q})")
     s.step(C, "recall how to isolate x in a linear equation",
            "Collect x terms on one side and constants on the other, then divide by the x coefficient.",
            search=("solve linear equation one variable isolate", "alg.linear-equation"))
-    k = s.step(K, "collect the x terms", f"x coefficient: {a} - ({c}) = {{v}}", a - c, errors=CALC,
-               calc=f"({a}) - ({c})")
+    if c == 0:
+        k = s.step(D, "note that only the left side has an x term", "The x coefficient stays {v}.", a,
+                   errors=("transcription_error", "sign_error"))
+    else:
+        k = s.step(K, "collect the x terms", f"x coefficient: {a} - ({c}) = {{v}}", a - c, errors=CALC,
+                   calc=f"({a}) - ({c})")
     m = s.step(K, "collect the constants", f"constant: {d} - ({b}) = {{v}}", d - b, errors=CALC,
                calc=f"({d}) - ({b})")
     sol = s.step(K, "divide to isolate x", f"x = {m}/({k}) = {{v}}", m / k if k else sp.nan,
@@ -99,11 +118,11 @@ def _linear_parts(expr):
 
 
 def _lin_direct(p):
-    return sp.solve(sp.Eq(p["a"] * x + p["b"], p["c"] * x + R(p["d"])), x)[0]
+    return sp.solve(sp.Eq(p["a"] * x + R(p["b"]), p["c"] * x + R(p["d"])), x)[0]
 
 
 def _lin_second(p, ans):
-    return sp.simplify(p["a"] * ans + p["b"] - (p["c"] * ans + R(p["d"]))) == 0 and ans == R(p["sol"])
+    return sp.simplify(p["a"] * ans + R(p["b"]) - (p["c"] * ans + R(p["d"]))) == 0 and ans == R(p["sol"])
 
 
 # ---- 2. system of two linear equations -----------------------------------------------------
@@ -147,6 +166,8 @@ def _sys_solve(p, s: Solution):
     a1, b1, c1, a2, b2, c2 = s.step(
         S, "read the coefficients of both equations", "Coefficients (a1, b1, c1, a2, b2, c2): {v}.",
         tuple(sp.Integer(p[k]) for k in ("a1", "b1", "c1", "a2", "b2", "c2")), errors=("transcription_error",))
+    if a1 == 1:
+        return _sys_substitute(s, a1, b1, c1, a2, b2, c2)
     s.step(T, "recall Cramer's rule / elimination for a 2x2 system",
            "Use elimination in determinant form: x = (c1*b2 - c2*b1)/D, y = (a1*c2 - a2*c1)/D.",
            search=("system two linear equations determinant elimination", "alg.cramers-rule"))
@@ -157,6 +178,22 @@ def _sys_solve(p, s: Solution):
                 (c1 * b2 - c2 * b1) / det, errors=CALC, calc=f"(({c1})*({b2}) - ({c2})*({b1}))/({det})")
     yv = s.step(K, "substitute back to find y", f"y = ({c1} - {a1}*{xv})/{b1} = {{v}}",
                 (c1 - a1 * xv) / b1, errors=CALC, calc=f"(({c1}) - ({a1})*({xv}))/({b1})")
+    s.step(V, "check both equations with the solution",
+           f"Check: {a1*xv + b1*yv} vs {c1} and {a2*xv + b2*yv} vs {c2}.")
+    return (xv, yv)
+
+
+def _sys_substitute(s: Solution, a1, b1, c1, a2, b2, c2):
+    """x has coefficient 1 in the first equation: solve it for x and substitute into the second."""
+    s.step(T, "recall the substitution method: solve one equation for a variable and substitute",
+           f"x = {c1} - ({b1})y from the first equation.",
+           search=("substitution method solve one equation substitute", "alg.substitution-method"))
+    coef = s.step(K, "substitute and collect the y terms", f"{b2} - ({a2})*({b1}) = {{v}}", b2 - a2 * b1,
+                  errors=CALC, calc=f"({b2}) - ({a2})*({b1})")
+    yv = s.step(K, "solve for y", f"y = ({c2} - ({a2})*({c1}))/({coef}) = {{v}}", (c2 - a2 * c1) / coef,
+                errors=CALC, calc=f"(({c2}) - ({a2})*({c1}))/({coef})")
+    xv = s.step(K, "substitute back to find x", f"x = {c1} - ({b1})*({yv}) = {{v}}", c1 - b1 * yv, errors=CALC,
+                calc=f"({c1}) - ({b1})*({yv})")
     s.step(V, "check both equations with the solution",
            f"Check: {a1*xv + b1*yv} vs {c1} and {a2*xv + b2*yv} vs {c2}.")
     return (xv, yv)
@@ -176,10 +213,10 @@ def _sys_second(p, ans):
 # ---- 3. quadratic equation -----------------------------------------------------------------
 def _quad_draw(rng, level):
     if level == 1:
-        r, t = rng.sample(range(1, 10), 2)
+        r, t = rng.sample(range(1, 61), 2)
         return {"a": 1, "b": -(r + t), "c": r * t}
     if level == 2:
-        r, t = rng.sample([v for v in range(-12, 13) if v], 2)
+        r, t = rng.sample([v for v in range(-40, 41) if v], 2)
         return {"a": 1, "b": -(r + t), "c": r * t}
     if level == 3:
         while True:
@@ -190,11 +227,11 @@ def _quad_draw(rng, level):
                 return {"a": a, "b": b, "c": c}
     if level == 4:
         while True:
-            a, b, c = rng.randint(1, 3), nonzero(rng, -9, 9), nonzero(rng, -12, 12)
+            a, b, c = rng.randint(1, 5), nonzero(rng, -15, 15), nonzero(rng, -25, 25)
             disc = b * b - 4 * a * c
             if disc > 0 and not sp.sqrt(disc).is_Integer:
                 return {"a": a, "b": b, "c": c}
-    w, extra = rng.randint(3, 15), rng.randint(1, 9)
+    w, extra = rng.randint(3, 60), rng.randint(1, 40)
     return {"a": 1, "b": extra, "c": -w * (w + extra), "story": "rectangle"}
 
 
@@ -218,6 +255,8 @@ def _quad_solve(p, s: Solution):
     s.step(D, "decide how many real roots there are from the sign of D", f"D = {disc} > 0: two real roots.")
     root = s.step(K, "take the square root of the discriminant", f"sqrt({disc}) = {{v}}", sp.sqrt(disc),
                   errors=("calculation_error",), calc=f"sqrt({disc})")
+    if a == 1 and root.is_Integer and not p.get("story"):
+        return _quad_factor(s, b, c)
     r1 = s.step(K, "compute the smaller root", f"x1 = (-({b}) - {root})/(2*{a}) = {{v}}",
                 sp.radsimp((-b - root) / (2 * a)), errors=CALC, calc=f"(-({b}) - {root})/(2*({a}))")
     r2 = s.step(K, "compute the larger root", f"x2 = (-({b}) + {root})/(2*{a}) = {{v}}",
@@ -233,6 +272,22 @@ def _quad_solve(p, s: Solution):
            f"Check: sum {sp.simplify(r1 + r2)} vs -b/a = {sp.Rational(-b, a)}, "
            f"product {sp.simplify(r1 * r2)} vs c/a = {sp.Rational(c, a)}.")
     return sp.simplify(r1) if r1 == r2 else sorted([r1, r2], key=sp.default_sort_key)
+
+
+def _quad_factor(s: Solution, b, c):
+    """A monic quadratic with a perfect-square discriminant has integer roots: factor it instead."""
+    s.step(T, "the discriminant is a perfect square: factor with two integers of product c and sum b",
+           "x^2 + bx + c = (x - r)(x - s) with r + s = -b and r*s = c.",
+           search=("factoring quadratic trinomial two numbers product sum", "alg.factoring-quadratics"))
+    factored = s.step(F, "write the quadratic as a product of two linear factors", "{v} = 0",
+                      sp.factor(x**2 + b * x + c), calc=f"factor(x**2 + ({b})*x + ({c}))")
+    roots = s.step(D, "set each factor equal to zero", "x = {v}", sorted(sp.solve(factored, x), key=sp.default_sort_key),
+                   errors=("sign_error", "omission"))
+    if len(roots) != 2:
+        raise ValueError("the factors do not give two roots")
+    s.step(V, "check the roots with Vieta's formulas", f"Check: sum {roots[0] + roots[1]} vs -b = {-b}, "
+           f"product {roots[0] * roots[1]} vs c = {c}.")
+    return roots
 
 
 def _quad_direct(p):
@@ -263,7 +318,7 @@ def _ineq_draw(rng, level):
         if level == 5:
             p.update(story="savings", rel=">=")
         return p
-    a = rng.randint(2, 9) if level == 1 else nonzero(rng, -9, 9)
+    a = rng.randint(2, 9) if level == 1 else rng.randint(-9, -1) if level == 2 else nonzero(rng, -9, 9)
     b = nonzero(rng, -20, 20)
     k = nonzero(rng, -10, 10)
     c = a * k + b + (rng.randint(1, abs(a) - 1) if level == 3 and abs(a) > 1 else 0)
@@ -286,9 +341,14 @@ def _ineq_solve(p, s: Solution):
                f"{p['a']}x + {p['b']} {p['rel']} {p['c']}.")
     a, b, c = s.step(S, "read the coefficient, the constant and the bound", "a, b, c = {v}.",
                      (sp.Integer(p["a"]), sp.Integer(p["b"]), sp.Integer(p["c"])), errors=("transcription_error",))
-    s.step(C, "recall how dividing by a negative number affects an inequality",
-           "Solve like an equation, reversing the sign when dividing by a negative number.",
-           search=("linear inequality dividing negative number reverses sign", "alg.linear-inequality"))
+    if a < 0:
+        s.step(C, "recall that dividing by a negative number reverses an inequality",
+               "Dividing both sides by a negative number reverses the direction of the inequality.",
+               search=("reverse inequality multiply divide negative number", "alg.inequality-sign-flip"))
+    else:
+        s.step(C, "recall how to solve a linear inequality",
+               "Solve like an equation; the direction stays when dividing by a positive number.",
+               search=("linear inequality dividing negative number reverses sign", "alg.linear-inequality"))
     rhs = s.step(K, "subtract the constant from both sides", f"{a}x {p['rel']} {c} - ({b}) = {{v}}", c - b,
                  errors=CALC, calc=f"({c}) - ({b})")
     bound = s.step(K, "divide both sides by the coefficient of x", f"bound = {rhs}/({a}) = {{v}}",
@@ -307,7 +367,13 @@ def _ineq_solve(p, s: Solution):
 
 
 def _ineq_set(p):
-    return sp.solve_univariate_inequality(_RELS[p["rel"]](p["a"] * x + p["b"], p["c"]), x, relational=False)
+    return _solution_set(p["a"], p["b"], p["c"], p["rel"])
+
+
+@lru_cache(maxsize=256)
+def _solution_set(a: int, b: int, c: int, rel: str):
+    """sympy's solution set of a*x + b REL c (slow; the direct answer and the second way both need it)."""
+    return sp.solve_univariate_inequality(_RELS[rel](a * x + b, c), x, relational=False)
 
 
 def _ineq_direct(p):
@@ -331,11 +397,11 @@ def _ineq_second(p, ans):
 # ---- 5. factoring polynomials --------------------------------------------------------------
 def _fact_draw(rng, level):
     if level == 1:
-        r, t = rng.sample(range(-9, 10), 2)
+        r, t = rng.sample(range(-30, 31), 2)
         return {"factors": [[1, -r], [1, -t]], "gcf": 1}
     if level == 2:
-        r, t = rng.sample([v for v in range(-9, 10) if v], 2)
-        return {"factors": [[1, -r], [1, -t]], "gcf": rng.randint(2, 6) * rng.choice([1, -1])}
+        r, t = rng.sample([v for v in range(-15, 16) if v], 2)
+        return {"factors": [[1, -r], [1, -t]], "gcf": rng.randint(2, 9) * rng.choice([1, -1])}
     if level == 3:
         while True:
             f1 = [rng.randint(2, 5), nonzero(rng, -7, 7)]
@@ -343,11 +409,11 @@ def _fact_draw(rng, level):
             if sp.gcd(*f1) == 1 and sp.gcd(*f2) == 1 and f1[1] * f2[0] != f2[1] * f1[0]:
                 return {"factors": [f1, f2], "gcf": 1}
     if level == 4:
-        a, b = rng.randint(1, 6), rng.randint(1, 9)
-        if sp.gcd(a, b) != 1:
-            b += 1 if sp.gcd(a, b + 1) == 1 else 2
-        return {"factors": [[a, -b], [a, b]], "gcf": rng.randint(1, 4), "story": "area"}
-    roots = rng.sample([v for v in range(-6, 7) if v], 3)
+        while True:
+            a, b = rng.randint(1, 15), rng.randint(1, 30)
+            if sp.gcd(a, b) == 1:
+                return {"factors": [[a, -b], [a, b]], "gcf": rng.randint(1, 8), "story": "area"}
+    roots = rng.sample([v for v in range(-12, 13) if v], 3)
     return {"factors": [[1, -r] for r in roots], "gcf": 1}
 
 
@@ -378,9 +444,16 @@ def _fact_solve(p, s: Solution):
                calc=f"gcd([{', '.join(map(str, coeffs))}])*({1 if coeffs[0] > 0 else -1})")
     rest = sp.Add(*[c * x**k for k, c in enumerate(reversed(coeffs))]) / g
     rest = sp.expand(rest)
-    roots = s.step(K, "find the roots of the remaining polynomial", f"Roots of {rest}: {{v}}",
-                   sorted(sp.solve(rest, x), key=sp.default_sort_key), errors=("sign_error", "omission"),
-                   calc=f"solve({rest}, x)")
+    lead, const = rest.coeff(x, 2), rest.coeff(x, 0)
+    if (sp.degree(rest, x) == 2 and rest.coeff(x, 1) == 0 and lead > 0 and const < 0
+            and sp.sqrt(lead).is_Integer and sp.sqrt(-const).is_Integer):
+        return _fact_squares(s, poly, g, lead, -const)
+    if sp.degree(rest, x) == 3:
+        roots = _cubic_roots(s, rest)
+    else:
+        roots = s.step(K, "find the roots of the remaining polynomial", f"Roots of {rest}: {{v}}",
+                       sorted(sp.solve(rest, x), key=sp.default_sort_key), errors=("sign_error", "omission"),
+                       calc=f"solve({rest}, x)")
     lead = sp.Poly(rest, x).LC()
     pieces = []
     for r in roots:
@@ -390,6 +463,42 @@ def _fact_solve(p, s: Solution):
     factored = s.step(F, "write the polynomial as a product of its factors", "Factored form: {v}",
                       sp.Mul(leftover, *pieces, evaluate=False) if leftover != 1 else sp.Mul(*pieces),
                       calc=f"factor({sp.sstr(poly)})")
+    s.step(V, "check by expanding the product", f"Check: expanding gives {sp.expand(factored)}.")
+    return factored
+
+
+def _cubic_roots(s: Solution, rest):
+    """A cubic: find one integer root among the divisors of the constant (rational root theorem),
+    divide it out, and solve the quadratic that is left."""
+    s.step(T, "recall the rational root theorem to find a first root",
+           "An integer root of a monic polynomial divides its constant term.",
+           search=("rational root theorem candidates divisors of constant term", "alg.rational-root-theorem"))
+    coeffs = sp.Poly(rest, x).all_coeffs()
+    const = coeffs[-1]
+    candidates = sorted({d * sign for d in sp.divisors(abs(const)) for sign in (1, -1)}, key=lambda v: (abs(v), v))
+    root = next((r for r in candidates if rest.subs(x, r) == 0), None)
+    if root is None:
+        raise ValueError("no integer root")
+    value_at = " + ".join(f"({c})*({root})**{3 - i}" for i, c in enumerate(coeffs))
+    s.step(K, "check the smallest candidate that is a root", f"p({root}) = {{v}}", rest.subs(x, root), calc=value_at)
+    quotient = s.step(K, "divide out the factor of that root", f"({rest})/(x - ({root})) = {{v}}",
+                      sp.cancel(rest / (x - root)), errors=("sign_error",), calc=f"cancel(({rest})/(x - ({root})))")
+    others = s.step(K, "find the roots of the quadratic that is left", f"Roots of {quotient}: {{v}}",
+                    sorted(sp.solve(quotient, x), key=sp.default_sort_key), errors=("sign_error", "omission"),
+                    calc=f"solve({quotient}, x)")
+    return sorted([root, *others], key=sp.default_sort_key)
+
+
+def _fact_squares(s: Solution, poly, g, lead, const):
+    """(p*x)^2 - q^2 = (p*x - q)*(p*x + q): read off the two square roots instead of solving."""
+    s.step(D, "recognise a difference of two squares", f"{lead}x^2 - {const} has no x term and both parts are squares.")
+    s.step(T, "recall the difference of squares", "a^2 - b^2 = (a - b)(a + b).",
+           search=("difference of squares factor", "alg.difference-of-squares"))
+    pp, q = s.step(K, "take the square roots of both parts", f"sqrt({lead}), sqrt({const}) = {{v}}",
+                   (sp.sqrt(lead), sp.sqrt(const)), errors=("calculation_error",), calc=f"(sqrt({lead}), sqrt({const}))")
+    pieces = [pp * x - q, pp * x + q]
+    factored = s.step(F, "write the polynomial as a product of its factors", "Factored form: {v}",
+                      sp.Mul(g, *pieces, evaluate=False) if g != 1 else sp.Mul(*pieces), calc=f"factor({sp.sstr(poly)})")
     s.step(V, "check by expanding the product", f"Check: expanding gives {sp.expand(factored)}.")
     return factored
 
@@ -495,26 +604,28 @@ def _arith_second(p, ans):
 # ---- 7. geometric sequence -----------------------------------------------------------------
 def _geo_draw(rng, level):
     if level == 1:
-        return {"a1": rng.randint(1, 9), "r": str(rng.randint(2, 4)), "n": rng.randint(4, 7), "ask": "term"}
+        return {"a1": rng.randint(1, 40), "r": str(rng.randint(2, 6)), "n": rng.randint(4, 10), "ask": "term"}
     if level == 2:
-        return {"a1": nonzero(rng, -9, 9), "r": str(rng.randint(2, 5)), "n": rng.randint(4, 8), "ask": "sum"}
+        return {"a1": nonzero(rng, -30, 30), "r": str(rng.randint(2, 6)), "n": rng.randint(4, 10), "ask": "sum"}
     if level == 3:
-        return {"a1": rng.choice([16, 32, 48, 64, 81, 96, 128, 243]), "r": rng.choice(["-2", "-3", "1/2", "-1/2", "1/3"]),
-                "n": rng.randint(4, 7), "ask": "sum"}
+        r = rng.choice(["-2", "-3", "1/2", "-1/2", "1/3", "-1/3", "2/3", "-2/3", "3/2"])
+        return {"a1": nonzero(rng, -20, 20) * R(r).q**3, "r": r, "n": rng.randint(4, 8), "ask": "sum"}
     if level == 4:
-        return {"a1": rng.randint(2, 50) * 10, "r": "2", "n": rng.randint(5, 12), "ask": "sum", "story": "views"}
-    return {"a1": rng.randint(2, 20) * 10, "r": rng.choice(["1/2", "2/3", "3/4", "3/5"]), "ask": "infinite",
-            "story": "ball"}
+        return {"a1": rng.randint(20, 5000), "r": rng.choice(["2", "3"]), "n": rng.randint(5, 14), "ask": "sum",
+                "story": "views"}
+    return {"a1": rng.randint(20, 999), "r": rng.choice(["1/2", "2/3", "3/4", "3/5", "1/3", "2/5", "4/5", "5/6"]),
+            "ask": "infinite", "story": "ball"}
 
 
 def _geo_prompt(p):
     a1, r = p["a1"], R(p["r"])
     if p.get("story") == "views":
-        return (f"A video got {a1} views on its first day and the number of views doubled every day. "
+        grew = "doubled" if r == 2 else "tripled"
+        return (f"A video got {a1} views on its first day and the number of views {grew} every day. "
                 f"How many views did it get in total over the first {p['n']} days?")
     if p.get("story") == "ball":
         return (f"A ball is dropped from {a1} cm. Each bounce reaches {r} of the previous height. "
-                "What total distance does the ball travel downwards, summed over all its falls?")
+                "What total distance does the ball travel, up and down, before it comes to rest?")
     shown = ", ".join(sp.sstr(a1 * r**k) for k in range(4))
     if p["ask"] == "term":
         return f"Find the {_ord(p['n'])} term of the geometric sequence {shown}, ..."
@@ -524,7 +635,7 @@ def _geo_prompt(p):
 def _geo_solve(p, s: Solution):
     if p.get("story") == "views":
         s.step(M, "recognise daily views as a geometric sequence and the total as its sum",
-               f"Views form a geometric sequence with a1 = {p['a1']} and ratio 2; the total is S_{p['n']}.")
+               f"Views form a geometric sequence with a1 = {p['a1']} and ratio {p['r']}; the total is S_{p['n']}.")
     if p.get("story") == "ball":
         s.step(M, "recognise the fall heights as an infinite geometric series",
                f"Falls are {p['a1']}, {p['a1']}*{p['r']}, ...: a geometric series with ratio {p['r']}.")
@@ -544,10 +655,14 @@ def _geo_solve(p, s: Solution):
         s.step(T, "recall the sum of an infinite geometric series with |r| < 1", "S = a1/(1 - r).",
                search=("infinite geometric series sum ratio less than one", "alg.infinite-geometric-series"))
         s.step(D, "confirm that the series converges", f"|r| = {abs(r)} < 1, so the series converges.")
-        total = s.step(K, "evaluate the sum", f"S = {a1}/(1 - {r}) = {{v}}", a1 / (1 - r), errors=CALC,
+        falls = s.step(K, "add up all the falls", f"S = {a1}/(1 - {r}) = {{v}}", a1 / (1 - r), errors=CALC,
                        wrong=a1 / (1 + r), calc=f"({a1})/(1 - ({r}))")
-        s.step(V, "check with a long partial sum", f"Check: the first 30 falls add to about "
-               f"{sp.N(a1 * (1 - r**30) / (1 - r), 8)}.")
+        rises = s.step(K, "add up all the rises: every fall but the first follows a rise of the same height",
+                       f"{falls} - {a1} = {{v}}", falls - a1, errors=CALC, wrong=falls, calc=f"({falls}) - {a1}")
+        total = s.step(K, "add the falls and the rises", f"{falls} + {rises} = {{v}}", falls + rises, errors=CALC,
+                       calc=f"({falls}) + ({rises})")
+        s.step(V, "check with a long partial sum", f"Check: 30 bounces give about "
+               f"{sp.N(a1 * (1 - r**30) / (1 - r) + a1 * r * (1 - r**29) / (1 - r), 8)}.")
         return total
     n = p["n"]
     s.step(T, "recall the sum formula of a geometric sequence", "S_n = a1*(r^n - 1)/(r - 1).",
@@ -565,7 +680,7 @@ def _geo_direct(p):
     if p["ask"] == "term":
         return a1 * r ** (p["n"] - 1)
     if p["ask"] == "infinite":
-        return a1 / (1 - r)
+        return a1 * (1 + r) / (1 - r)
     return sp.nsimplify(sum(a1 * r**k for k in range(p["n"])))
 
 
@@ -574,8 +689,10 @@ def _geo_second(p, ans):
     k = sp.Symbol("k", integer=True, nonnegative=True)
     if p["ask"] == "term":
         return sp.simplify(ans - a1 * r ** (p["n"] - 1)) == 0
-    upper = sp.oo if p["ask"] == "infinite" else p["n"] - 1
-    return sp.simplify(sp.summation(a1 * r**k, (k, 0, upper)) - ans) == 0
+    if p["ask"] == "infinite":       # the falls from the top, and the rises (from the first bounce on)
+        total = sp.summation(a1 * r**k, (k, 0, sp.oo)) + sp.summation(a1 * r**k, (k, 1, sp.oo))
+        return sp.simplify(total - ans) == 0
+    return sp.simplify(sp.summation(a1 * r**k, (k, 0, p["n"] - 1)) - ans) == 0
 
 
 # ---- 8. line through two points ------------------------------------------------------------
@@ -591,6 +708,8 @@ def _line_draw(rng, level):
         return {"p1": [t1, c0 + rate * t1], "p2": [t2, c0 + rate * t2], "story": "temperature"}
     while True:
         x1, x2 = rng.sample(range(-9, 10), 2)
+        if level == 1:          # the easiest lines: one point is the y-intercept
+            x1, x2 = 0, nonzero(rng, -9, 9)
         m = {1: sp.Integer(rng.randint(1, 5)), 2: sp.Integer(nonzero(rng, -6, 6)),
              3: R(f"{nonzero(rng, -7, 7)}/{rng.choice([2, 3, 4])}")}[level]
         b = nonzero(rng, -10, 10)
@@ -622,8 +741,12 @@ def _line_solve(p, s: Solution):
     m = s.step(K, "compute the slope", f"m = ({y2} - ({y1}))/({x2} - ({x1})) = {{v}}", (y2 - y1) / (x2 - x1),
                errors=CALC, wrong=(x2 - x1) / (y2 - y1) if y2 != y1 else None,
                calc=f"(({y2}) - ({y1}))/(({x2}) - ({x1}))")
-    b = s.step(K, "compute the y-intercept", f"b = {y1} - ({m})*({x1}) = {{v}}", y1 - m * x1, errors=CALC,
-               calc=f"({y1}) - ({m})*({x1})")
+    if x1 == 0:
+        b = s.step(D, "read the y-intercept: the first point lies on the y-axis", f"b = {y1}", y1,
+                   errors=("transcription_error", "sign_error"))
+    else:
+        b = s.step(K, "compute the y-intercept", f"b = {y1} - ({m})*({x1}) = {{v}}", y1 - m * x1, errors=CALC,
+                   calc=f"({y1}) - ({m})*({x1})")
     line = s.step(F, "write the equation of the line", "y = mx + b: {v}", sp.Eq(y, m * x + b))
     s.step(V, "check that the second point lies on the line", f"Check: at x = {x2}, y = {m * x2 + b} (expected {y2}).")
     return line
@@ -639,19 +762,28 @@ def _line_second(p, ans):
 
 
 # ---- 9. exponential equation ---------------------------------------------------------------
+def _max_power(base: int, limit: int = 10**9) -> int:
+    k = 1
+    while base ** (k + 1) <= limit:
+        k += 1
+    return k
+
+
 def _exp_draw(rng, level):
-    base = rng.choice([2, 3, 5])
+    base = rng.randint(2, 12)
     if level == 1:
-        return {"base": base, "p": 1, "q": 0, "k": rng.randint(2, 6 if base == 2 else 4)}
+        base = rng.randint(2, 150)
+        return {"base": base, "p": 1, "q": 0, "k": rng.choice([-3, -2, -1, *range(2, _max_power(base, 10**12) + 1)])}
     if level == 2:
-        return {"base": base, "p": 1, "q": nonzero(rng, -4, 4), "k": rng.randint(1, 5 if base == 2 else 4)}
+        return {"base": base, "p": 1, "q": nonzero(rng, -12, 12), "k": rng.randint(1, _max_power(base, 10**8))}
     if level == 3:
-        return {"base": base, "p": rng.randint(2, 4), "q": nonzero(rng, -5, 5), "k": rng.randint(-2, 4)}
+        return {"base": base, "p": rng.randint(2, 6), "q": nonzero(rng, -9, 9), "k": rng.randint(-3, 6)}
     if level == 4:
-        m, n = rng.sample([1, 2, 3], 2)   # (2^m)^(x + q1) = (2^n)^(x + q2)
-        return {"base": 2, "m": m, "n": n, "q1": nonzero(rng, -4, 4), "q2": nonzero(rng, -4, 4)}
-    return {"base": 2, "period": rng.choice([2, 3, 4, 5, 6]), "start": rng.randint(1, 9) * 100,
-            "k": rng.randint(2, 8), "story": "bacteria"}
+        base = rng.choice([2, 3, 5])
+        m, n = rng.sample([1, 2, 3, 4], 2)   # (b^m)^(x + q1) = (b^n)^(x + q2)
+        return {"base": base, "m": m, "n": n, "q1": nonzero(rng, -9, 9), "q2": nonzero(rng, -9, 9)}
+    return {"base": 2, "period": rng.randint(1, 12), "start": rng.randint(1, 99) * 10,
+            "k": rng.randint(2, 10), "story": "bacteria"}
 
 
 def _exp_equation(p):
@@ -690,11 +822,12 @@ def _exp_solve(p, s: Solution):
                f"{p['start'] * sp.Integer(2) ** (t / p['period'])}.")
         return t
     if "m" in p:
-        m, n = s.step(S, "recognise both bases as powers of 2", f"{b**p['m']} = 2^m and {b**p['n']} = 2^n with m, n = {{v}}",
+        m, n = s.step(S, "recognise both bases as powers of a common base",
+                      f"{b**p['m']} = {b}^m and {b**p['n']} = {b}^n with m, n = {{v}}",
                       (sp.Integer(p["m"]), sp.Integer(p["n"])), errors=("transcription_error",))
         s.step(T, "use equal bases: equal powers have equal exponents", "If b^u = b^v then u = v.",
                search=("exponential equation same base equal exponents", "alg.exponential-equation"))
-        lhs = s.step(F, "rewrite the equation with base 2 and equate the exponents",
+        lhs = s.step(F, "rewrite the equation with the common base and equate the exponents",
                      f"{m}*(x + ({p['q1']})) = {n}*(x + ({p['q2']})), i.e. {{v}} = 0",
                      sp.expand(m * (x + p["q1"]) - n * (x + p["q2"])))
         sol = s.step(K, "solve the linear equation in the exponents", "x = {v}", sp.solve(lhs, x)[0], errors=CALC,
@@ -715,9 +848,13 @@ def _exp_solve(p, s: Solution):
 
 
 def _exp_direct(p):
+    """sympy on the logarithms of both sides: a linear equation in x (sympy's exponential solver is
+    slow for composite bases)."""
     xr = sp.Symbol("x", real=True)
-    sols = sp.solve(_exp_equation(p).subs(x, xr), xr)
-    return sp.nsimplify(sols[0])
+    eq = _exp_equation(p).subs(x, xr)
+    logs = sp.expand_log(sp.log(eq.lhs) - sp.log(eq.rhs), force=True)
+    sols = sp.solve(logs, xr)
+    return sp.nsimplify(sp.simplify(sols[0]))
 
 
 def _exp_second(p, ans):
@@ -728,14 +865,14 @@ def _exp_second(p, ans):
 # ---- 10. absolute value equation -----------------------------------------------------------
 def _abs_draw(rng, level):
     if level == 5:
-        target, tol = rng.randint(20, 80) * 10, rng.randint(1, 9)
-        return {"a": 1, "b": -target, "c": tol, "e": 0, "story": "tolerance"}
+        pct, tol = rng.choice([1, 2, 4, 5, 10, 20, 25]), rng.randint(1, 40)
+        return {"a": 1, "b": -tol * (100 // pct), "c": tol, "e": 0, "pct": pct, "story": "tolerance"}
     a = 1 if level == 1 else rng.randint(2, 6)
-    b = nonzero(rng, -12, 12)
-    c = rng.randint(1, 15)
+    b = nonzero(rng, -60, 60) if level == 1 else nonzero(rng, -12, 12)
+    c = rng.randint(1, 60) if level == 1 else rng.randint(1, 15)
     if level == 2:
-        c = a * rng.randint(1, 8)
-        b = a * nonzero(rng, -6, 6)
+        c = a * rng.randint(1, 25)
+        b = a * nonzero(rng, -25, 25)
     p = {"a": a, "b": b, "c": c, "e": 0}
     if level == 4:
         p["e"] = nonzero(rng, -10, 10)
@@ -744,8 +881,8 @@ def _abs_draw(rng, level):
 
 def _abs_prompt(p):
     if p.get("story"):
-        return (f"A machined rod must be {-p['b']} mm long with a tolerance of {p['c']} mm. Solve |x - {-p['b']}| = "
-                f"{p['c']} to find the shortest and longest acceptable lengths x.")
+        return (f"A machined rod must be {-p['b']} mm long, within {p['pct']}% either way. Find the shortest and "
+                "longest acceptable lengths x, the solutions of |x - target| = tolerance.")
     inner = f"{term(p['a'], first=True)} {const(p['b'])}"
     if p["e"]:
         return f"Solve for x: |{inner}| {const(p['e'])} = {p['c'] + p['e']}"
@@ -755,10 +892,14 @@ def _abs_prompt(p):
 def _abs_solve(p, s: Solution):
     if p.get("story"):
         s.step(M, "model the extreme lengths as the solutions of an absolute value equation",
-               f"The deviation from {-p['b']} equals {p['c']}: |x - {-p['b']}| = {p['c']}.")
+               f"The deviation from {-p['b']} equals the tolerance t: |x - {-p['b']}| = t, t = {p['pct']}% of "
+               f"{-p['b']}.")
     a, b = s.step(S, "read the expression inside the absolute value", "inside: {v}",
                   (sp.Integer(p["a"]), sp.Integer(p["b"])), errors=("transcription_error",))
     c = sp.Integer(p["c"])
+    if p.get("pct"):
+        c = s.step(K, "convert the percentage tolerance into millimetres", f"{p['pct']}% of {-b} = {{v}}",
+                   sp.Rational(p["pct"], 100) * -b, errors=CALC, calc=f"{p['pct']}*({-b})/100")
     if p["e"]:
         c = s.step(K, "isolate the absolute value", f"|{a}x + ({b})| = {p['c'] + p['e']} - ({p['e']}) = {{v}}",
                    sp.Integer(p["c"]), errors=CALC, calc=f"({p['c'] + p['e']}) - ({p['e']})")

@@ -1,13 +1,18 @@
 """Build and validate the MATH task set.
 
-Cells: the 20 problem templates (``FAMILIES``, 10 algebra and 10 geometry knowledge points) x the
-5 levels, 100 cells. ``--count N`` is the number of tasks, spread evenly over the cells
+Cells: the 27 problem templates (``FAMILIES``: 10 algebra and 10 geometry knowledge points, and 7
+multi-step competition families from ``competition``: sequences, counting, number theory,
+functions, chained word problems) x the 5 levels, 135 cells. ``--count N`` is the number of tasks, spread evenly over the cells
 (``pipeline.tasks.common.spread``; default 500, five per cell). Each cell draws parameters from
 its own seeded stream (``problem_rng(seed, template, level, 0, draw)``, at most ``MAX_DRAWS``
 draws) and keeps a draw only when its prompt is new to the whole set, so a cell is sampled without
-replacement and no prompt is written twice. Some cells are small (polygon angle sums at level 1
-have 8 problems); a cell whose space is used up gives the rest of its share to the others. A
-count above what the cells hold is refused before anything is built.
+replacement and no prompt is written twice. Almost every cell holds over a thousand problems (so two
+seeds rarely draw the same one); a few are small by nature (polygon angle sums at level 1 have 8
+problems), and a cell whose space is used up gives the rest of its share to the others. A count
+above what the cells hold is refused before anything is built.
+
+Each row's metadata carries its measured difficulty (``difficulty_figure``: worked steps,
+calculator calls and knowledge points of the golden solution); the levels are ordered by it.
 
 A candidate is kept only when it verifies: the worked solution, sympy's direct answer and a
 second method agree; every calculator call of the golden trace returns the value the worked step
@@ -38,13 +43,13 @@ from pipeline.tasks.common import (
     replay_trace,
     write_task_table,
 )
-from pipeline.tasks.math import algebra, geometry
+from pipeline.tasks.math import MAX_TRACE_CALLS, algebra, competition, geometry
 from pipeline.tasks.math.answers import answer_json, answer_text, check_answer, reference_value
 from pipeline.tasks.math.core import CAPABILITIES, LEVELS, Family, NotApplicable, Solution, problem_rng, show
 from pipeline.tasks.math.derived import derived_rows
 from pipeline.tasks.math.safe_eval import CalcError, parse
 
-FAMILIES: dict[str, Family] = {f.name: f for f in algebra.FAMILIES + geometry.FAMILIES}
+FAMILIES: dict[str, Family] = {f.name: f for f in algebra.FAMILIES + geometry.FAMILIES + competition.FAMILIES}
 DEFAULT_COUNT = 500         # tasks (five per cell)
 MAX_DRAWS = 3000            # draws per cell; their distinct prompts are the cell's space
 TASKS_FILE = "math-tasks.parquet"
@@ -90,6 +95,20 @@ def equivalent(value, reference, kind: str) -> bool:
     return check_answer(answer_text(value, kind), answer_json(reference, kind))
 
 
+def trace_calls(solution: Solution) -> int:
+    """The tool calls of the solution's golden trace (a search and a calculator call per step at most)."""
+    return sum(bool(s.search) + bool(s.calc) for s in solution.steps)
+
+
+def difficulty_figure(solution: Solution) -> dict[str, int]:
+    """The measured size of a worked solution: its steps, the calculator calls and the distinct
+    knowledge points its golden trace uses, and their sum (``effort``, what the levels are ordered by)."""
+    steps = len(solution.steps)
+    calls = sum(1 for s in solution.steps if s.calc)
+    points = len({s.search[1] for s in solution.steps if s.search})
+    return {"steps": steps, "calculator_calls": calls, "knowledge_points": points, "effort": steps + calls + points}
+
+
 # ---- one problem --------------------------------------------------------------------------
 @dataclass
 class Problem:
@@ -129,6 +148,9 @@ def realise(family: Family, level: int, seed: int, index: int, attempt: int, par
         raise Unverified(f"worked answer {show(answer)} differs from sympy's {show(direct)}")
     if not family.second_way(params, answer):
         raise Unverified(f"second method ({family.second_way_name}) does not confirm {show(answer)}")
+    calls = trace_calls(solution)
+    if calls > MAX_TRACE_CALLS:
+        raise Unverified(f"golden trace of {calls} tool calls, more than MAX_TRACE_CALLS = {MAX_TRACE_CALLS}")
     return Problem(family, level, index, seed, attempt, params, family.prompt(params), kind, answer, solution)
 
 
@@ -183,7 +205,18 @@ def _equivalent_or_false(a, b, kind: str) -> bool:
 
 
 def _steps_json(solution: Solution) -> list[dict]:
-    return [{"step": s.index, "capability": s.capability, "goal": s.goal, "text": s.text} for s in solution.steps]
+    return [{"step": s.index, "capability": s.capability, "goal": s.goal, "text": s.text,
+             "value": None if s.value is None else show(s.value)} for s in solution.steps]
+
+
+def _knowledge_points(solution: Solution) -> list[str]:
+    """The knowledge points the golden solution looks up, in order."""
+    return [s.search[1] for s in solution.steps if s.search]
+
+
+def _call_steps(solution: Solution) -> list[int]:
+    """The worked step each golden-trace call belongs to, in trace order."""
+    return [s.index for s in solution.steps for kind in ("search", "calc") if getattr(s, kind)]
 
 
 def _final_text(value, kind: str) -> str:
@@ -200,7 +233,9 @@ def task_row(problem: Problem, trace: GoldenTrace) -> dict:
         "family": family.name, "knowledge_point": family.knowledge_point, "level": problem.level,
         "index": problem.index, "attempt": problem.attempt, "params": problem.params,
         "capabilities": problem.solution.capabilities, "plan": problem.solution.plan,
-        "solution": _steps_json(problem.solution),
+        "solution": _steps_json(problem.solution), "call_steps": _call_steps(problem.solution),
+        "knowledge_points": _knowledge_points(problem.solution),
+        "difficulty": difficulty_figure(problem.solution),
         "verification": {"worked_equals_sympy": True, "second_way": family.second_way_name,
                          "calculator_calls": sum(1 for s in trace.steps if s.tool == "calculator"),
                          "search_calls": sum(1 for s in trace.steps if s.tool == "math_knowledge_search")},
@@ -285,12 +320,15 @@ def summary_report(rows: list[dict], rejected: dict[str, int] | None, title: str
             continue
         levels = [sum(1 for r in mine if r["difficulty"] == lv) for lv in LEVELS]
         bad = sum(1 for r in mine if r["task_id"] in failed)
+        efforts = [[json.loads(r["metadata_json"]).get("difficulty", {}).get("effort", 0) for r in mine
+                    if r["difficulty"] == lv] for lv in LEVELS]
         line = [FAMILIES[name].domain, name, len(mine), " ".join(map(str, levels)),
+                " ".join(f"{sum(e) / len(e):.1f}" if e else "-" for e in efforts),
                 sum(len(json.loads(r["trace_json"])["steps"]) for r in mine)]
         line += [rejected.get(name, 0)] if rejected is not None else []
         line += [f"{len(mine) - bad}/{len(mine)}"]
         table.append(line)
-    columns = ["domain", "family", "tasks", "per level 1-5", "tool calls"]
+    columns = ["domain", "family", "tasks", "per level 1-5", "mean effort 1-5", "tool calls"]
     columns += ["rejected draws"] if rejected is not None else []
     columns += ["verified"]
     return Report(title, columns, table, failures or [])
@@ -298,7 +336,7 @@ def summary_report(rows: list[dict], rejected: dict[str, int] | None, title: str
 
 def coverage_report(rows: list[dict]) -> Report:
     table = []
-    for domain in ("algebra", "geometry"):
+    for domain in dict.fromkeys(f.domain for f in FAMILIES.values()):
         mine = [json.loads(r["metadata_json"]) for r in rows if r["domain"] == domain]
         errors = {}
         for m in mine:
@@ -341,6 +379,11 @@ def validate_row(row: dict, toolbox) -> list[str]:
         problems.append("golden trace's final answer differs from the stored answer")
     if trace.plan != problem.solution.plan or meta["plan"] != problem.solution.plan:
         problems.append("stored plan differs from the worked solution's plan")
+    if (meta.get("solution") != _steps_json(problem.solution) or meta.get("call_steps") != _call_steps(problem.solution)
+            or meta.get("knowledge_points") != _knowledge_points(problem.solution)):
+        problems.append("stored worked solution differs from the one the parameters give")
+    if meta.get("difficulty") != difficulty_figure(problem.solution):
+        problems.append("stored difficulty figure differs from the worked solution's")
     expected_calls = []
     for s in problem.solution.steps:
         if s.search:

@@ -5,6 +5,9 @@ coordinates (sympy.geometry) or integrates (disc method, polar area) and must ag
 """
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import sympy as sp
 
 from pipeline.tasks.math.core import Family, R, Solution, nonzero, x, y
@@ -19,10 +22,45 @@ M = "modeling"
 T = "theorem_application"
 V = "self_reflection"
 CALC = ("calculation_error",)
-TRIPLES = [(3, 4, 5), (5, 12, 13), (8, 15, 17), (7, 24, 25), (20, 21, 29), (9, 40, 41), (12, 35, 37)]
-HERON = [(5, 5, 6), (5, 5, 8), (13, 14, 15), (10, 13, 13), (9, 10, 17), (13, 20, 21), (11, 13, 20),
-         (7, 15, 20), (10, 17, 21), (13, 13, 24), (5, 12, 13), (3, 4, 5)]
 z = sp.Symbol("z")
+
+
+@lru_cache(maxsize=1)
+def pythagorean_triples(limit: int = 300) -> tuple[tuple[int, int, int], ...]:
+    """Primitive Pythagorean triples (a < b < c, c <= limit) by Euclid's formula."""
+    out = []
+    for m in range(2, math.isqrt(limit) + 1):
+        for n in range(1, m):
+            if (m - n) % 2 and math.gcd(m, n) == 1 and m * m + n * n <= limit:
+                a, b = sorted((m * m - n * n, 2 * m * n))
+                out.append((a, b, m * m + n * n))
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=1)
+def heronian_triangles(limit: int = 90) -> tuple[tuple[int, int, int], ...]:
+    """Triangles with integer sides a <= b <= c <= limit and integer area."""
+    out = []
+    for c in range(2, limit + 1):
+        for b in range(1, c + 1):
+            for a in range(max(1, c - b + 1), b + 1):
+                sq16 = (a + b + c) * (-a + b + c) * (a - b + c) * (a + b - c)   # 16*area^2
+                if sq16 % 16 == 0 and math.isqrt(sq16 // 16) ** 2 == sq16 // 16:
+                    out.append((a, b, c))
+    return tuple(out)
+
+
+@lru_cache(maxsize=2)
+def eisenstein_triangles(angle: int, limit: int = 150) -> tuple[tuple[int, int, int], ...]:
+    """Integer triangles (a, b, c) whose angle opposite c is 60 or 120 degrees (a, b <= limit, a != b)."""
+    sign = -1 if angle == 60 else 1
+    out = []
+    for a in range(1, limit + 1):
+        for b in range(1, limit + 1):
+            c2 = a * a + b * b + sign * a * b
+            if a != b and math.isqrt(c2) ** 2 == c2:
+                out.append((a, b, math.isqrt(c2)))
+    return tuple(out)
 rho, phi = sp.symbols("rho phi", nonnegative=True)
 
 
@@ -32,20 +70,22 @@ def _dist(p, q):
 
 # ---- 1. Pythagorean theorem ----------------------------------------------------------------
 def _pyth_draw(rng, level):
-    a, b, c = rng.choice(TRIPLES)
-    k = rng.randint(1, 4)
+    a, b, c = rng.choice(pythagorean_triples())
+    k = rng.randint(1, 20)
+    if rng.random() < 0.5:
+        a, b = b, a
     if level == 1:
         return {"ask": "hyp", "a": a * k, "b": b * k}
     if level == 2:
         return {"ask": "leg", "a": a * k, "c": c * k}
     if level == 3:
         while True:
-            a, b = rng.randint(2, 15), rng.randint(2, 15)
+            a, b = rng.randint(2, 60), rng.randint(2, 60)
             if not sp.sqrt(a * a + b * b).is_Integer:
                 return {"ask": "hyp", "a": a, "b": b}
     if level == 4:
         return {"ask": "leg", "a": a * k, "c": c * k, "story": "ladder"}
-    return {"ask": "box", "a": rng.randint(2, 12), "b": rng.randint(2, 12), "h": rng.randint(2, 12)}
+    return {"ask": "box", "a": rng.randint(2, 30), "b": rng.randint(2, 30), "h": rng.randint(2, 30)}
 
 
 def _pyth_prompt(p):
@@ -69,8 +109,8 @@ def _pyth_solve(p, s: Solution):
                "The space diagonal, a vertical edge and the base diagonal form a right triangle.")
         a, b, h = s.step(S, "read the three dimensions", "l, w, h = {v}",
                          (sp.Integer(p["a"]), sp.Integer(p["b"]), sp.Integer(p["h"])), errors=("transcription_error",))
-        s.step(T, "recall the Pythagorean theorem", "c^2 = a^2 + b^2.",
-               search=("pythagorean theorem hypotenuse right triangle", "geo.pythagorean-theorem"))
+        s.step(T, "recall the space diagonal of a box (the Pythagorean theorem twice)", "D = sqrt(l^2 + w^2 + h^2).",
+               search=("space diagonal of a box three dimensions", "geo.space-diagonal"))
         base2 = s.step(K, "compute the square of the base diagonal", f"d^2 = {a}^2 + {b}^2 = {{v}}", a * a + b * b,
                        errors=CALC, calc=f"{a}**2 + {b}**2")
         diag = s.step(K, "compute the space diagonal", f"D = sqrt({base2} + {h}^2) = {{v}}", sp.sqrt(base2 + h * h),
@@ -117,14 +157,14 @@ def _pyth_second(p, ans):
 
 # ---- 2. Heron's formula --------------------------------------------------------------------
 def _heron_draw(rng, level):
-    sides = list(rng.choice(HERON))
+    sides = list(rng.choice(heronian_triangles()))
     rng.shuffle(sides)
     if level in (2, 4, 5):
-        scale = rng.randint(2, 4)
+        scale = rng.randint(2, 6)
         sides = [v * scale for v in sides]
     if level == 3:
         while True:
-            sides = sorted(rng.randint(3, 15) for _ in range(3))
+            sides = sorted(rng.randint(3, 40) for _ in range(3))
             area2 = _heron_sq(sides)
             if sides[0] + sides[1] > sides[2] and not sp.sqrt(area2).is_Integer:
                 break
@@ -199,9 +239,11 @@ def _heron_second(p, ans):
 
 # ---- 3. circle area and circumference ------------------------------------------------------
 def _circle_draw(rng, level):
-    r = rng.randint(1, 20)
-    return {1: {"ask": "area", "r": r}, 2: {"ask": "circumference", "d": 2 * r + rng.randint(0, 1)},
-            3: {"ask": "area_from_c", "c": 2 * r}, 4: {"ask": "circumference", "d": 2 * r, "story": "pond"},
+    r = rng.randint(1, 5000)
+    return {1: {"ask": "area", "r": r}, 2: {"ask": "circumference", "d": rng.randint(1, 2000)},
+            3: {"ask": "area_from_c", "c": rng.randint(1, 2000)},
+            4: {"ask": "circumference", "d": rng.randint(2, 500), "story": rng.choice(["pond", "fountain", "roundabout",
+                                                                                      "flower bed"])},
             5: {"ask": "outside_square", "r": r}}[level]
 
 
@@ -210,7 +252,7 @@ def _circle_prompt(p):
     if ask == "area":
         return f"Find the exact area of a circle with radius {p['r']}."
     if p.get("story"):
-        return (f"A circular pond is {p['d']} m across. How long must a fence around its edge be? "
+        return (f"A circular {p['story']} is {p['d']} m across. How long must a fence around its edge be? "
                 "Give the exact length.")
     if ask == "circumference":
         return f"Find the exact circumference of a circle with diameter {p['d']}."
@@ -223,7 +265,7 @@ def _circle_prompt(p):
 def _circle_solve(p, s: Solution):
     ask = p["ask"]
     if p.get("story"):
-        s.step(M, "model the fence as the circumference of a circle whose diameter is the width of the pond",
+        s.step(M, "model the fence as the circumference of a circle whose diameter is the width across",
                f"Fence length = circumference of a circle with diameter {p['d']}.")
     if ask in ("area", "outside_square"):
         r = s.step(S, "read the radius", "r = {v}", sp.Integer(p["r"]), errors=("transcription_error",))
@@ -285,7 +327,7 @@ def _circle_second(p, ans):
 def _dist_draw(rng, level):
     x1, y1 = nonzero(rng, -9, 9), nonzero(rng, -9, 9)
     if level in (1, 4):
-        a, b, _ = rng.choice(TRIPLES[:3])
+        a, b, _ = rng.choice(pythagorean_triples(30))
         sx, sy = rng.choice([1, -1]), rng.choice([1, -1])
         p = {"ask": "distance", "pts": [[x1, y1], [x1 + sx * a, y1 + sy * b]]}
         if level == 4:
@@ -382,7 +424,7 @@ def _poly_draw(rng, level):
     if level == 1:
         return {"ask": "sum", "n": rng.randint(5, 12)}
     if level == 2:
-        return {"ask": "each", "n": rng.randint(5, 20)}
+        return {"ask": "each", "n": rng.randint(5, 400)}
     if level == 3:
         return {"ask": "sides", "n": rng.choice([n for n in range(5, 37) if 360 % n == 0])}
     if level == 4:
@@ -490,16 +532,18 @@ def _poly_second(p, ans):
 
 # ---- 6. similar triangles ------------------------------------------------------------------
 def _sim_draw(rng, level):
-    sides = list(rng.choice(HERON[:10]))
+    sides = list(rng.choice(heronian_triangles()))
+    rng.shuffle(sides)
     if level == 1:
-        return {"ask": "side", "sides": sides, "k": str(rng.randint(2, 5))}
+        return {"ask": "side", "sides": sides, "k": str(rng.randint(2, 9))}
     if level == 2:
-        return {"ask": "side", "sides": sides, "k": rng.choice(["3/2", "5/2", "2/3", "4/3", "5/4", "7/5"])}
+        return {"ask": "side", "sides": sides, "k": rng.choice(["3/2", "5/2", "2/3", "4/3", "5/4", "7/5", "3/4", "5/3"])}
     if level == 3:
-        return {"ask": "area", "sides": sides, "k": str(rng.randint(2, 4))}
+        return {"ask": "area", "sides": sides, "k": str(rng.randint(2, 6))}
     if level == 4:
-        return {"ask": "shadow", "post": rng.randint(1, 3), "post_shadow": rng.randint(2, 5), "tree_shadow": rng.randint(6, 30)}
-    return {"ask": "perimeter", "sides": sides, "k": rng.choice(["2", "3", "3/2", "5/2"])}
+        return {"ask": "shadow", "post": rng.randint(1, 5), "post_shadow": rng.randint(2, 12),
+                "tree_shadow": rng.randint(6, 80)}
+    return {"ask": "perimeter", "sides": sides, "k": rng.choice(["2", "3", "4", "3/2", "5/2", "4/3"])}
 
 
 def _sim_prompt(p):
@@ -597,8 +641,8 @@ def _vol_draw(rng, level):
     if solid == "prism":
         return {"solid": solid, "l": rng.randint(2, 15), "w": rng.randint(2, 15), "h": rng.randint(2, 15)}
     if solid == "sphere":
-        return {"solid": solid, "d": 2 * rng.randint(1, 12), "story": "ball"}
-    return {"solid": solid, "r": rng.randint(1, 10), "h": rng.randint(2, 20)}
+        return {"solid": solid, "d": rng.randint(2, 400), "story": rng.choice(["ball", "globe", "balloon", "marble"])}
+    return {"solid": solid, "r": rng.randint(1, 40), "h": rng.randint(2, 60)}
 
 
 def _vol_prompt(p):
@@ -606,7 +650,7 @@ def _vol_prompt(p):
     if solid == "prism":
         return f"Find the volume of a rectangular box {p['l']} by {p['w']} by {p['h']}."
     if solid == "sphere":
-        return f"A ball has a diameter of {p['d']} cm. What is its exact volume in cubic centimetres?"
+        return f"A {p['story']} has a diameter of {p['d']} cm. What is its exact volume in cubic centimetres?"
     if solid == "silo":
         return (f"A grain silo is a cylinder of radius {p['r']} m and height {p['h']} m topped by a hemisphere of the "
                 "same radius. Find its exact volume.")
@@ -616,7 +660,7 @@ def _vol_prompt(p):
 def _vol_solve(p, s: Solution):
     solid = p["solid"]
     if solid == "sphere":
-        s.step(M, "model the ball as a sphere and get its radius from the diameter", f"radius = {p['d']}/2.")
+        s.step(M, "model the object as a sphere and get its radius from the diameter", f"radius = {p['d']}/2.")
         r = s.step(K, "halve the diameter", f"r = {p['d']}/2 = {{v}}", sp.Integer(p["d"]) / 2, errors=CALC,
                    wrong=sp.Integer(p["d"]), calc=f"{p['d']}/2")
         s.step(T, "recall the volume of a sphere", "V = (4/3)*pi*r^3.", search=(_SOLID_QUERY[solid], _SOLID_KP[solid]))
@@ -692,12 +736,8 @@ def _vol_second(p, ans):
 
 
 # ---- 8. law of cosines ---------------------------------------------------------------------
-_EISENSTEIN = {60: [(3, 8, 7), (5, 8, 7), (5, 21, 19), (7, 15, 13), (8, 15, 13), (16, 21, 19)],
-               120: [(3, 5, 7), (7, 8, 13), (5, 16, 19), (11, 24, 31), (7, 33, 37), (13, 35, 43)]}
-
-
 def _cos_draw(rng, level):
-    a, b = rng.randint(2, 15), rng.randint(2, 15)
+    a, b = rng.randint(2, 60), rng.randint(2, 60)
     if level == 1:
         return {"ask": "side", "a": a, "b": b, "C": 60}
     if level == 2:
@@ -705,10 +745,10 @@ def _cos_draw(rng, level):
     if level == 3:
         return {"ask": "side", "a": a, "b": b, "C": rng.choice([30, 45, 135, 150])}
     if level == 4:
-        return {"ask": "side", "a": rng.randint(5, 30), "b": rng.randint(5, 30), "C": rng.choice([60, 120]), "story": "ships"}
+        return {"ask": "side", "a": rng.randint(5, 90), "b": rng.randint(5, 90), "C": rng.choice([60, 120]), "story": "ships"}
     angle = rng.choice([60, 120])
-    a, b, c = rng.choice(_EISENSTEIN[angle])
-    k = rng.randint(1, 3)
+    a, b, c = rng.choice(eisenstein_triangles(angle))
+    k = rng.randint(1, 4)
     return {"ask": "angle", "a": a * k, "b": b * k, "c": c * k}
 
 
@@ -777,14 +817,14 @@ def _cos_second(p, ans):
 
 
 # ---- 9. arc length and sector area ---------------------------------------------------------
-_ANGLES = [30, 45, 60, 72, 90, 120, 135, 150, 180, 210, 240, 270, 300]
+_ANGLES = list(range(5, 360, 5))
 
 
 def _arc_draw(rng, level):
-    r, theta = rng.randint(2, 20), rng.choice(_ANGLES)
+    r, theta = rng.randint(2, 60), rng.choice(_ANGLES)
     return {1: {"ask": "arc", "r": r, "theta": theta}, 2: {"ask": "sector", "r": r, "theta": theta},
             3: {"ask": "angle", "r": r, "theta": theta},
-            4: {"ask": "slice", "d": 2 * rng.randint(10, 25), "n": rng.choice([6, 8, 10, 12])},
+            4: {"ask": "slice", "d": 2 * rng.randint(5, 150), "n": rng.randint(3, 16)},
             5: {"ask": "perimeter", "r": r, "theta": theta}}[level]
 
 

@@ -1,4 +1,4 @@
-"""Metrics for the math tasks: final answers and the four process-level derived tasks.
+"""Metrics for the math tasks: final answers and the process-level derived tasks (``derived.py``).
 
 Every function takes predictions and gold targets in the shapes of ``derived.py`` and returns
 plain floats, so a model's outputs can be scored without this package's generators.
@@ -77,6 +77,63 @@ def localization_score(predictions: Sequence[dict], golds: Sequence[dict]) -> di
     known = [d for d in distance if not math.isnan(d)]
     return {"step_accuracy": _mean(step_hits), "type_accuracy": _mean(type_hits), "step_and_type_accuracy": _mean(both),
             "mean_step_distance": _mean(known) if known else float("nan")}
+
+
+def tool_plan_score(predictions: Sequence[dict], golds: Sequence[dict]) -> dict[str, float]:
+    """Knowledge points to look up (macro set F1, and exact ordered match) and the number of calculator
+    calls (exact match, mean absolute error) of predicted tool plans {knowledge_points, calculator_calls}."""
+    _same_length(predictions, golds)
+    points = [set_prf(p.get("knowledge_points") or [], g["knowledge_points"])["f1"] for p, g in zip(predictions, golds)]
+    ordered = [float(list(p.get("knowledge_points") or []) == g["knowledge_points"]) for p, g in zip(predictions, golds)]
+    counts = [(p.get("calculator_calls"), g["calculator_calls"]) for p, g in zip(predictions, golds)]
+    errors = [abs(c - g) for c, g in counts if isinstance(c, int) and not isinstance(c, bool)]
+    return {"knowledge_point_f1": _mean(points), "knowledge_points_exact": _mean(ordered),
+            "calculator_calls_exact": _mean([float(c == g) for c, g in counts]),
+            "calculator_calls_mae": _mean(errors) if errors else float("nan")}
+
+
+def same_value(predicted, gold: str | None) -> bool:
+    """Does a predicted step value (text or number) equal the gold value text? Compared by value,
+    as a number, a list/tuple of numbers, or an expression (never by string equality)."""
+    if gold is None or predicted is None:
+        return False
+    if isinstance(predicted, (int, float)) and not isinstance(predicted, bool):
+        predicted = repr(predicted)
+    if not isinstance(predicted, str):
+        return False
+    kind = "tuple" if gold.strip().startswith(("(", "[")) else "number"
+    if kind == "number" and check_answer(predicted, {"kind": "number", "value": gold, "numeric": None}):
+        return True
+    if kind == "tuple" and check_answer(predicted, {"kind": "tuple", "value": gold, "numeric": None}):
+        return True
+    return _same_expression(predicted, gold)
+
+
+def _same_expression(predicted: str, gold: str) -> bool:
+    import sympy as sp
+
+    from pipeline.tasks.math.safe_eval import CalcError, parse, run_bounded
+    try:
+        a, b = run_bounded(lambda: (parse(predicted), parse(gold)), 5.0)
+        if isinstance(a, sp.Basic) and isinstance(b, sp.Basic) and not isinstance(a, sp.Rel) and not isinstance(b, sp.Rel):
+            return bool(run_bounded(lambda: sp.simplify(a - b) == 0, 5.0))
+        if isinstance(a, sp.Equality) and isinstance(b, sp.Equality):
+            return bool(run_bounded(lambda: sp.simplify((a.lhs - a.rhs) - (b.lhs - b.rhs)) == 0, 5.0))
+    except (CalcError, TypeError, ValueError, AttributeError):
+        return False
+    return False
+
+
+def step_execution_score(predictions: Sequence[dict], golds: Sequence[dict]) -> dict[str, float]:
+    """Share of predicted next actions {result} whose result equals the golden calculator result."""
+    _same_length(predictions, golds)
+    return {"result_accuracy": _mean([float(same_value(p.get("result"), g["result"])) for p, g in zip(predictions, golds)])}
+
+
+def correction_score(predictions: Sequence[dict], golds: Sequence[dict]) -> dict[str, float]:
+    """Share of corrections {value} equal to the value the first wrong step should have."""
+    _same_length(predictions, golds)
+    return {"value_accuracy": _mean([float(same_value(p.get("value"), g["value"])) for p, g in zip(predictions, golds)])}
 
 
 def answer_accuracy(candidates: Sequence, answers: Sequence[dict]) -> float:

@@ -90,6 +90,10 @@ def _check_power(base, exponent) -> None:
                 raise CalcError("power too large to evaluate")
 
 
+def _power(base, exponent):
+    return base ** exponent
+
+
 class _Evaluator:
     def __init__(self) -> None:
         self.nodes = 0
@@ -109,13 +113,18 @@ class _Evaluator:
             return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.BinOp):
             left, right = self.visit(node.left), self.visit(node.right)
+            if isinstance(left, (tuple, list)) or isinstance(right, (tuple, list)):
+                raise CalcError("arithmetic on tuples or lists is not allowed")   # (1, 2)*10**8 would fill memory
+            op = _BINOPS.get(type(node.op))
             if isinstance(node.op, ast.Pow):
                 _check_power(left, right)
-                return left ** right
-            op = _BINOPS.get(type(node.op))
+                op = _power
             if op is None:
                 raise CalcError(f"operator {type(node.op).__name__} is not allowed")
-            return op(left, right)
+            try:
+                return op(left, right)
+            except (TypeError, ValueError) as exc:      # e.g. a number minus a tuple
+                raise CalcError(f"cannot apply {type(node.op).__name__} to these operands: {exc}") from None
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, (ast.Tuple, ast.List)):

@@ -2,7 +2,8 @@
 
 The corpus is ``knowledge/*.txt``: blocks separated by blank lines, each with the fields
 ``id``, ``title``, ``definition``, ``formula``, ``example`` (one ``field: text`` line each).
-The id prefix gives the domain (``alg.`` algebra, ``geo.`` geometry). Ranking is BM25
+The id prefix gives the domain (``alg.`` algebra, ``geo.`` geometry, ``nt.`` number theory,
+``cmb.`` combinatorics). Ranking is BM25
 (rank_bm25) over title (counted twice), definition, formula and example; ties break by id.
 """
 from __future__ import annotations
@@ -12,11 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-CORPUS_VERSION = 1
+CORPUS_VERSION = 2
 CORPUS_SOURCE = f"legwork knowledge corpus v{CORPUS_VERSION}"
 CORPUS_DIR = Path(__file__).parent / "knowledge"
 FIELDS = ("id", "title", "definition", "formula", "example")
-DOMAINS = {"alg": "algebra", "geo": "geometry"}
+DOMAINS = {"alg": "algebra", "geo": "geometry", "nt": "number_theory", "cmb": "combinatorics"}
 _STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "what", "when", "which", "with", "find", "given", "use", "using", "get", "compute", "calculate", "value"])
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -62,7 +63,8 @@ def parse_corpus_text(text: str, origin: str = "corpus") -> list[KnowledgePoint]
             raise ValueError(f"{origin}: block {number + 1}: missing {', '.join(missing)}")
         prefix = fields["id"].split(".", 1)[0]
         if prefix not in DOMAINS:
-            raise ValueError(f"{origin}: {fields['id']}: id must start with alg. or geo.")
+            raise ValueError(f"{origin}: {fields['id']}: id must start with one of "
+                             f"{', '.join(p + '.' for p in DOMAINS)}")
         points.append(KnowledgePoint(domain=DOMAINS[prefix], **fields))
     return points
 
