@@ -204,9 +204,14 @@ def test_derived_tasks_are_consistent(small_build):
         assert set(capabilities) == {s["capability"] for s in plan}
 
 
-def test_validate_passes_then_catches_tampering(small_build, tmp_path, capsys):
-    rows, out, cache = small_build
-    assert tasks_cli(["validate", str(out), "--cache", str(cache)]) == 0
+@pytest.mark.parametrize("mode", ["recomputed", "from-cache"])
+def test_validate_passes_then_catches_tampering(small_build, tmp_path, capsys, mode):
+    """Recomputed (the default): the golden calls run again offline, the build's cache unused (an
+    empty one is named); from-cache: they are replayed from what the build recorded."""
+    rows, out, build_cache = small_build
+    cache = tmp_path / "empty.sqlite" if mode == "recomputed" else build_cache
+    flags = ["--from-cache"] if mode == "from-cache" else []
+    assert tasks_cli(["validate", str(out), "--cache", str(cache), *flags]) == 0
     tampered = [dict(r) for r in rows]
     answer = json.loads(tampered[0]["answer_json"])
     answer["value"] = "(" + answer["value"] + ") + 1" if answer["kind"] == "number" else "[0, 1]"
@@ -216,7 +221,7 @@ def test_validate_passes_then_catches_tampering(small_build, tmp_path, capsys):
     tampered[1]["trace_json"] = json.dumps(trace)
     write_task_table(tampered, tmp_path / TASKS_FILE)
     capsys.readouterr()
-    assert tasks_cli(["validate", str(tmp_path), "--cache", str(cache)]) == 1
+    assert tasks_cli(["validate", str(tmp_path), "--cache", str(cache), *flags]) == 1
     printed = capsys.readouterr().out
     assert f"FAIL {rows[0]['task_id']}: stored answer" in printed
     assert f"FAIL {rows[1]['task_id']}: step" in printed

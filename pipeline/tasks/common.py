@@ -357,17 +357,33 @@ def build_task_set(family: str, count: int | None, seed: int, out_dir: Path, set
     return family_module(family).build(count, seed, Path(out_dir), _toolbox(settings, replay=False))
 
 
-def validate_task_set(task_dir: Path, settings) -> list[Report]:
-    """Re-verify every task of a folder, its tool calls replayed; one report per family found
-    (none when the folder holds no task rows)."""
+def validate_task_set(task_dir: Path, settings, from_cache: bool = False) -> list[Report]:
+    """Re-verify every task of a folder; one report per family found (none when the folder holds no
+    task rows). Golden tool calls are executed again offline over a throwaway cache and compared with
+    the trace, so a set validates anywhere (a downloaded release, another machine); ``from_cache``
+    replays them from the build's cache instead (what the build recorded, not a recomputation)."""
+    import tempfile
+
+    from pipeline.cache import CallCache
+    from pipeline.tools.registry import Toolbox
+
     rows = read_task_rows(task_dir)
-    toolbox = _toolbox(settings, replay=True)
     reports = []
-    for name in sorted({r["family"] for r in rows}):
-        mine = [r for r in rows if r["family"] == name]
-        report = family_module(name).validate(mine, toolbox)
-        report.failures.extend(duplicate_prompts(mine))
-        reports.append(report)
+    with tempfile.TemporaryDirectory(prefix="legwork-task-validate-") as scratch:
+        if from_cache:
+            toolbox = _toolbox(settings, replay=True)
+        else:
+            toolbox = Toolbox(settings.with_overrides(default_backend="offline", backends={}),
+                              cache=CallCache(Path(scratch) / "calls.sqlite"))
+        try:
+            for name in sorted({r["family"] for r in rows}):
+                mine = [r for r in rows if r["family"] == name]
+                report = family_module(name).validate(mine, toolbox)
+                report.failures.extend(duplicate_prompts(mine))
+                reports.append(report)
+        finally:
+            if toolbox.cache is not None:
+                toolbox.cache.close()
     return reports
 
 
@@ -388,17 +404,20 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build", help="generate, verify and write a task set")
     b.add_argument("--family", required=True, choices=FAMILIES)
     b.add_argument("--count", type=_positive, default=None, metavar="N",
-                   help="number of tasks (rows) to write, spread evenly over the family's cells: math 20 "
-                        "templates x 5 levels, atp 7 topics x 3 languages, os 21 task kinds, git 9 level kinds; "
+                   help="number of tasks (rows) to write, spread evenly over the family's cells: math 27 "
+                        "templates x 5 levels, atp 7 topics x 3 languages, os 40 task kinds, git 9 level kinds; "
                         "a cell whose space is used up gives its share to the others (default: math 500, "
                         "atp 120, os 60, git 40). A count the family cannot reach is refused before anything "
                         "is written, with the most it can make (exit 2)")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out", required=True, type=Path)
     b.add_argument("--cache", default=None, help="record/replay cache file (default: settings)")
-    v = sub.add_parser("validate", help="re-verify every task in a directory (replaying tool calls)")
+    v = sub.add_parser("validate", help="re-verify every task in a directory (golden tool calls executed again "
+                                        "offline and compared with the trace; no build cache needed)")
     v.add_argument("dir", type=Path)
-    v.add_argument("--cache", default=None, help="record/replay cache file (default: settings)")
+    v.add_argument("--from-cache", action="store_true",
+                   help="replay the golden tool calls from the build's cache instead of executing them again")
+    v.add_argument("--cache", default=None, help="record/replay cache file for --from-cache (default: settings)")
     args = parser.parse_args(argv)
 
     from pipeline.config import load_settings
@@ -412,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         print_report(report)
         return 1 if report.failures else 0
 
-    reports = validate_task_set(args.dir, settings)
+    reports = validate_task_set(args.dir, settings, from_cache=args.from_cache)
     if not reports:
         print(f"no task rows found in {args.dir}")
         return 1
