@@ -11,16 +11,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from pipeline.tasks.math.core import Family, R, Solution, const, nonzero, term, x, y
+from pipeline.tasks.math.core import C, D, F, Family, K, M, R, S, Solution, T, V, const, nonzero, term, x, y
 
-S = "symbol_recognition"
-C = "concept_understanding"
-K = "calculation"
-F = "formalization"
-D = "deductive_reasoning"
-M = "modeling"
-T = "theorem_application"
-V = "self_reflection"
 CALC = ("calculation_error", "sign_error")
 
 

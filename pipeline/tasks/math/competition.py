@@ -25,17 +25,8 @@ from fractions import Fraction
 import sympy as sp
 from sympy.ntheory.modular import crt as sympy_crt
 
-from pipeline.tasks.math.core import Family, Solution, nonzero, x
+from pipeline.tasks.math.core import C, D, F, Family, K, M, P, S, Solution, T, V, nonzero, x
 
-S = "symbol_recognition"
-C = "concept_understanding"
-K = "calculation"
-P = "spatial_reasoning"
-F = "formalization"
-D = "deductive_reasoning"
-M = "modeling"
-T = "theorem_application"
-V = "self_reflection"
 CALC = ("calculation_error", "sign_error")
 ARITH = ("calculation_error",)
 NAMES = ("Ava", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hugo", "Iris", "Jonas", "Kemal", "Lena",

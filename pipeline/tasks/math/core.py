@@ -21,6 +21,12 @@ from pipeline.tasks.math.safe_eval import to_text
 
 CAPABILITIES = ("symbol_recognition", "concept_understanding", "calculation", "spatial_reasoning",
                 "formalization", "deductive_reasoning", "modeling", "theorem_application", "self_reflection")
+
+# short names the family modules write their worked solutions with (one per capability)
+S, C, K, P, F, D, M, T, V = ("symbol_recognition", "concept_understanding", "calculation", "spatial_reasoning",
+                             "formalization", "deductive_reasoning", "modeling", "theorem_application",
+                             "self_reflection")
+
 ERROR_TYPES = ("calculation_error", "sign_error", "transcription_error", "formula_error", "omission")
 LEVELS = (1, 2, 3, 4, 5)
 x, y = sp.symbols("x y")

@@ -10,17 +10,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from pipeline.tasks.math.core import Family, R, Solution, nonzero, x, y
+from pipeline.tasks.math.core import C, D, F, Family, K, M, P, R, S, Solution, T, V, nonzero, x, y
 
-S = "symbol_recognition"
-C = "concept_understanding"
-K = "calculation"
-P = "spatial_reasoning"
-F = "formalization"
-D = "deductive_reasoning"
-M = "modeling"
-T = "theorem_application"
-V = "self_reflection"
 CALC = ("calculation_error",)
 z = sp.Symbol("z")
 
