@@ -208,3 +208,19 @@ def test_rebuilding_the_default_gives_the_same_bytes(tmp_path, default_store):
     assert json.loads((out / "manifest.json").read_text())["hash"] == default_store.hash
     for name in ("pages.sqlite", "manifest.json", "build_report.json"):
         assert (out / name).read_bytes() == (DEFAULT / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("title", ["France", "Atlantic Ocean", "Black Sea", "Ray Charles"])
+def test_mention_count_counts_the_pages_whose_text_holds_the_title(title):
+    """Bounded by a scan of every page: at least the pages whose title, description or lead hold the
+    phrase, at most those whose stored JSON (infobox included) holds its words in a row."""
+    import re
+
+    store = open_default()
+    phrase = re.compile(r"(?<!\w)" + r"\W+".join(map(re.escape, title.lower().split())) + r"(?!\w)")
+    lower = upper = 0
+    for name in store.titles():
+        page = store.get(name)
+        lower += bool(phrase.search(" ".join([page.title, page.description or "", page.lead or ""]).lower()))
+        upper += bool(phrase.search(store.get_json(name).lower()))
+    assert 1 <= lower <= store.mention_count(title) <= upper

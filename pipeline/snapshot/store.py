@@ -212,6 +212,18 @@ class SnapshotStore:
         scored.sort(key=lambda r: (-r["score"], r["title"]))
         return scored[:k]
 
+    def mention_count(self, title: str) -> int:
+        """How many pages' text (description, lead, infobox values) holds the title as a phrase: how
+        much of a hub the page is (France, Atlantic Ocean), which routes go easy on so that legs
+        spread over the snapshot instead of meeting at the same few pages."""
+        memo = self.__dict__.setdefault("_mention_counts", {})
+        if title not in memo:
+            words = re.findall(r"\w+", title.lower())
+            memo[title] = int(self._conn().execute(
+                "SELECT count(*) FROM pages_fts WHERE pages_fts MATCH ?", ('"' + " ".join(words) + '"',)
+            ).fetchone()[0]) if words else 0
+        return memo[title]
+
     def info(self) -> dict:
         counts = self.manifest.get("counts", {})
         size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())

@@ -78,6 +78,10 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
 
     def names_of(title: str) -> list[str]:
         return sorted(ctx.memo(f"page_names|{title}", lambda: page_names(title, ctx)), key=len, reverse=True)
+    def off_hub(titles: list[str]) -> str:
+        """One of ``titles``, hubs (pages most pages mention: France, Atlantic Ocean) drawn seldom, so
+        that legs spread over the snapshot instead of meeting at the same few pages."""
+        return rng.choices(titles, weights=[1 / (1 + ctx.store.mention_count(t)) for t in titles])[0]
     # Walk outwards: each next page is linked from a page already on the route (prefer the last one),
     # or, where no link goes on, named by one (the agent searches for it). A page reached by a search
     # must offer a fact other than its subject.
@@ -99,7 +103,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if not any(forkable(t, route) for t in route):
             frontier = [t for t in frontier if forkable(t, route + [t])] or frontier
         frontier = [t for t in frontier if not clashes(t, route)] or frontier
-        route.append(frontier[rng.randrange(len(frontier))])
+        route.append(off_hub(frontier))
     # the shape is drawn among those the route can fill (a lead-only seed may reach few pages)
     fitting = [s for s in options if s[3] <= len(route)]
     if not fitting:
@@ -109,9 +113,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     if not any(forkable(t, route) for t in route):
         fork = sorted(t for t in usable if t not in route and forkable(t, route[:-1] if len(route) > 1 else route))
         if fork and len(route) > 1:
-            route[-1] = fork[rng.randrange(len(fork))]
+            route[-1] = off_hub(fork)
         elif fork:
-            route.append(fork[rng.randrange(len(fork))])
+            route.append(off_hub(fork))
     if len(route) < p:
         raise Rejected(f"plan: route needs {p} pages, found {len(route)}")
     seed_page = usable[leg.seed_title]
