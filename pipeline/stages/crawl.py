@@ -5,11 +5,11 @@ of a snapshot), through the pages its text mentions by title: a search bridge, a
 the agent looks the next page up instead of clicking."""
 from __future__ import annotations
 
-import random
+import hashlib
 import re
 from collections import defaultdict, deque
 
-from pipeline.model import Crawl, Leg
+from pipeline.model import LEVELS, VARIANTS, Crawl, Leg
 from pipeline.snapshot.language import in_language
 from pipeline.snapshot.page import title_to_url
 from pipeline.stages.base import Rejected, StageContext, rng_for
@@ -82,18 +82,26 @@ SLOT_STRIDE = 1_000_003   # flows.generate.new_leg: leg.seed = run seed * SLOT_S
 
 def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | None:
     """Seeds spread over the pool instead of drawn independently (one seed used to start 11 of 25
-    legs): the run's slots walk one seeded permutation of the pool, slot i's attempt a taking its
+    legs): the run's slots walk one seeded order of the pool, slot i's attempt a taking its
     (i + a * slots)-th page, so no two attempts of a run share a seed until the pool is used up.
+
+    The runs of one run seed (a release: every level and variant) spread over the pool together:
+    a page's place in the order is a hash of the run seed and its title, the same in every run, and
+    the pages fall into one share per (level, variant); a run walks its own share first, then the
+    next runs' shares, so runs start from different pages instead of meeting at the same ones.
     None for a leg made outside a run (no slot), which draws its seed at random."""
     slot, attempt, slots = (leg.metadata.get(k) for k in ("slot", "attempt", "slots"))
     if slot is None or attempt is None or not slots:
         return None
     run_seed = leg.seed // SLOT_STRIDE
+    runs = [(level, variant) for level in LEVELS for variant in VARIANTS]
+    mine = runs.index((leg.level, leg.variant)) if (leg.level, leg.variant) in runs else 0
 
     def order() -> list[str]:
-        shuffled = list(candidates)
-        random.Random(f"seed-order|{run_seed}|{leg.level}|{leg.variant}").shuffle(shuffled)
-        return shuffled
+        def place(title: str) -> tuple[int, str]:
+            digest = hashlib.sha256(f"seed-order|{run_seed}|{title}".encode()).hexdigest()
+            return (int(digest[:8], 16) % len(runs) - mine) % len(runs), digest
+        return sorted(candidates, key=place)
     pool = ctx.memo(f"seed_order|{run_seed}|{leg.level}|{leg.variant}|{len(candidates)}", order)
     return pool[(slot + attempt * slots) % len(pool)]
 

@@ -7,6 +7,7 @@ from pipeline import expressions
 from pipeline.catalog import diamond_types, roadblock_templates
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import MERGE, ROUTE_INFO, Leg, Stop
+from pipeline.stages import link
 from pipeline.stages.base import Rejected, StageContext, reindex, rng_for
 from pipeline.stages.build import make_roadblock
 from pipeline.stages.prevalidate import compose_finish
@@ -106,6 +107,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     finish = next(s for s in leg.stops if s.kind == "finish_line")
     order = [s.index for s in leg.stops if s is not finish and s.index not in unforked] + [finish.index]
     reindex(leg, order)
+    if any(s.kind == ROUTE_INFO and s.index and s.transition and s.transition.from_stop is None for s in leg.stops):
+        # a dropped page was the one the route went on from: bridge the kept pages again
+        link.run(leg, ctx)
     compose_finish(leg, "diamond")
     leg.metadata["diamonds"] = made
     return leg
