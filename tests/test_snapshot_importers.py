@@ -209,3 +209,86 @@ def test_ray_charles_zim():
                 and 'class="infobox' in bytes(entry.get_item().content).decode()):
             with_infobox.add(entry.path[2:].replace("_", " "))  # URL title, as the importer uses
     assert {t for t, p in pages.items() if p.infobox} == with_infobox
+
+
+# ---- the pruned parse (wikitext.parse_wikitext) against mwparserfromhell's full parse -------------
+
+def _full_parse(text):
+    import mwparserfromhell
+
+    return mwparserfromhell.parse(text), True
+
+
+def _pages_both_ways(monkeypatch, title, text):
+    from pipeline.snapshot import wikitext
+
+    pruned = wikitext.page_from_wikitext(title, text).to_dict()
+    with monkeypatch.context() as m:
+        m.setattr(wikitext, "parse_wikitext", _full_parse)
+        full = wikitext.page_from_wikitext(title, text).to_dict()
+    return pruned, full
+
+
+def _real_articles():
+    from pipeline.snapshot.importers import XmlDumpReader, title_for_wikitext
+    from pipeline.snapshot.wikitext import is_redirect
+
+    for raw in XmlDumpReader(SHARED / "enwiki-sample-pages-articles.xml.bz2"):
+        el = ET.fromstring(raw.data)
+        text = el.findtext("{*}revision/{*}text") or ""
+        if el.findtext("{*}ns") == "0" and text.strip() and not is_redirect(text):
+            yield el.findtext("{*}title"), text
+    for f in sorted((SHARED / "wtf_wikipedia_cache").glob("*.txt")):
+        text = f.read_text(encoding="utf-8")
+        if not is_redirect(text):
+            yield title_for_wikitext(f, text), text
+
+
+@needs_shared
+def test_pruned_parse_gives_every_real_page_of_a_full_parse(monkeypatch):
+    """The nodes left out between tokenizer and builder (references, silent templates, prose tables)
+    change nothing: each article of the sample dump and of the wtf cache is the same Page, byte for
+    byte, as from mwparserfromhell.parse of the whole page (and Page.to_dict is dataclasses.asdict)."""
+    from dataclasses import asdict
+
+    from pipeline.snapshot.wikitext import _prune, _Tokenizer
+
+    n = pruned_tokens = all_tokens = 0
+    for title, text in _real_articles():
+        pruned, full = _pages_both_ways(monkeypatch, title, text)
+        assert pruned == full, title
+        page = page_from_wikitext(title, text)
+        assert page.to_dict() == {**asdict(page), "coords": list(page.coords) if page.coords else None}
+        toks = _Tokenizer().tokenize(text, 0, False)
+        all_tokens += len(toks)
+        pruned_tokens += len(toks) - len(_prune(toks)[0])
+        n += 1
+    assert n >= 140
+    assert pruned_tokens > all_tokens / 3           # the test is about something
+
+
+@pytest.mark.parametrize("text", [
+    # a <ref> read by strip_code (a {{convert}} unit, <code>) is kept; one in prose is left out
+    "'''X''' is {{convert|5|km<ref>[[Metre]]s</ref>}} long.<ref>{{cite web|title=[[Y]]}}</ref> See [[Z]].",
+    "'''X''' runs <code>a<ref>b [[C]]</ref></code> and <nowiki><ref>d</ref></nowiki>. [[E]]",
+    # an infobox inside a reference, a table or a silent template is still found
+    "'''X'''<ref>{{Infobox person|name=Ref Person|born=1900}}</ref> is a thing. [[A]]",
+    "{|\n| {{Infobox settlement|name=Table Town|population_total=5}}\n|}\n'''X''' is a town. [[B]]",
+    "{{Navbox|list={{Automatic taxobox|taxon=Felis}}}}\n'''X''' is a cat. [[C]]",
+    "{{Info<!-- -->box settlement|name=Odd|area_km2=5}}\n'''X''' is odd.<ref>[[D]]</ref>",
+    # a table in an infobox value is rendered; one in the prose is not; links in both
+    ("{{Infobox settlement|name=T|places={|\n| [[In Table]]<ref>r</ref>\n|}\n|x={{flagicon|US}} [[Flag]]}}\n"
+    "'''X''' is here.\n{|\n| [[Prose Table]]\n|}\n== History ==\nOld [[H]].<ref name=a/>\n"
+    "== References ==\n{{reflist|refs=<ref name=a>[[Cited]]</ref>}}\n[[Category:Towns]]"),
+    # file captions, lists, italics, headings inside tags, a short description in a reference
+    ("{{Short description|A test}}\n[[File:X.jpg|thumb|A [[Caption]]<ref>c</ref>]]\n* one [[L1]]\n"
+    "# two ''[[L2]]''<ref>{{Short description|Wrong}}</ref>\n<div>\n== Inside ==\n</div>\n'''X''' (<ref>r</ref>; born 1900) is."),
+    # parameter names and link targets with templates or references are not touched
+    ("{{Infobox person|name{{!}}x=N|born<ref>b</ref>=1900|died={{death date|2000|1|2}}<ref>d</ref>}}\n"
+    "'''X''' [[{{PAGENAME}}|self]] [[Target<ref>t</ref>|label]] {{lang|fr|[[Paris]]<ref>p</ref>}}."),
+    # unbalanced markup around references and tables
+    "'''X''' {{unclosed <ref>[[R]]</ref> and [[Y|<ref>z</ref>]] {|\n| cell\n '''bold''' [[W]]",
+])
+def test_pruned_parse_gives_the_page_of_a_full_parse_on_hard_cases(monkeypatch, text):
+    pruned, full = _pages_both_ways(monkeypatch, "X", text)
+    assert pruned == full

@@ -7,7 +7,7 @@ content hash depends on content only.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -89,7 +89,14 @@ class Page:
     licence: str = "CC BY-SA 4.0"
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """``asdict`` with coords as a list, built directly (asdict's deep copy is slow on long pages);
+        tests/test_snapshot_importers.py checks it against ``asdict``."""
+        d = dict(self.__dict__)
+        d["sections"] = [dict(s.__dict__) for s in self.sections]
+        d["links"] = [dict(link.__dict__) for link in self.links]
+        d["infobox"] = [dict(f.__dict__) for f in self.infobox]
+        d["categories"] = list(self.categories)
+        d["aliases"] = list(self.aliases)
         d["coords"] = list(self.coords) if self.coords else None
         return d
 

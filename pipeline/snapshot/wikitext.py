@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import mwparserfromhell
 from mwparserfromhell.nodes import Argument, Comment, ExternalLink, Heading, HTMLEntity, Tag, Template, Text, Wikilink
+from mwparserfromhell.parser import CTokenizer, ParserError, tokens
+from mwparserfromhell.parser.builder import Builder
 from mwparserfromhell.wikicode import Wikicode
 
 from pipeline.snapshot.page import InfoboxField, Link, Page, Section, canonical_title, title_to_url
@@ -50,6 +52,12 @@ _CONVERT_UNITS = {
 }
 
 
+if CTokenizer is not None:
+    _Tokenizer = CTokenizer
+else:  # pragma: no cover - the C extension is missing: mwparserfromhell's own fallback
+    from mwparserfromhell.parser.tokenizer import Tokenizer as _Tokenizer
+
+
 class WikitextError(ValueError):
     """A page's wikitext could not be turned into a page (recorded as a skipped page)."""
 
@@ -73,7 +81,10 @@ def is_redirect(text: str) -> str | None:
 
 
 def template_name(t: Template) -> str:
-    name = t.name.strip_code() if isinstance(t.name, Wikicode) else str(t.name)
+    return _normal_template_name(t.name.strip_code() if isinstance(t.name, Wikicode) else str(t.name))
+
+
+def _normal_template_name(name: str) -> str:
     name = " ".join(name.replace("_", " ").split()).strip()
     if name.lower().startswith("template:"):
         name = name[9:].strip()
@@ -152,6 +163,37 @@ def _coord_text(lat: float, lon: float) -> str:
     return f"{abs(lat):.4f}°{'N' if lat >= 0 else 'S'} {abs(lon):.4f}°{'E' if lon >= 0 else 'W'}"
 
 
+# Tags rendered as nothing whatever they hold, and tags whose contents are rendered by strip_code().
+_SILENT_TAGS = frozenset({
+    "ref", "references", "gallery", "timeline", "imagemap", "score", "graph", "templatedata",
+    "indicator", "mapframe", "maplink", "noinclude", "includeonly", "syntaxhighlight",
+    "source", "hiero", "chem", "ce", "categorytree", "inputbox", "style", "script"})
+_STRIPPED_TAGS = frozenset({"nowiki", "pre", "math", "code", "tt"})
+_PARSER_FUNCTIONS = ("formatnum", "lc", "uc", "lcfirst", "ucfirst", "padleft", "padright")
+
+
+def _link_target(title: str) -> tuple[bool, str, str]:
+    """A wikilink's title as (leading colon?, target without it, lower-case namespace prefix or "")."""
+    target = title.strip()
+    leading_colon = target.startswith(":")
+    target = target.lstrip(":").strip()
+    prefix = target.split(":", 1)[0].strip().lower() if ":" in target else ""
+    return leading_colon, target, prefix
+
+
+def _is_foreign(prefix: str) -> bool:
+    """A namespace or interlanguage prefix: the link is no article link."""
+    return bool(prefix) and (prefix in _NON_ARTICLE_NS or re.fullmatch(r"[a-z]{2,3}(-[a-z]+)?", prefix) is not None)
+
+
+def _silent_link(title: str) -> bool:
+    """A wikilink with this title renders as "" and records nothing (a file, an interlanguage link)."""
+    leading_colon, _, prefix = _link_target(title)
+    if prefix in _CATEGORY_NS and not leading_colon:
+        return False
+    return prefix in _FILE_NS or (_is_foreign(prefix) and not leading_colon)
+
+
 class Renderer:
     """Plain text from a parse tree, with template handlers for the common inline templates."""
 
@@ -188,10 +230,7 @@ class Renderer:
         return ""
 
     def wikilink(self, n: Wikilink) -> str:
-        target = str(n.title).strip()
-        leading_colon = target.startswith(":")
-        target = target.lstrip(":").strip()
-        prefix = target.split(":", 1)[0].strip().lower() if ":" in target else ""
+        leading_colon, target, prefix = _link_target(str(n.title))
         if prefix in _CATEGORY_NS and not leading_colon:
             name = canonical_title(target.split(":", 1)[1].split("|")[0])
             if name and name not in self.ctx.categories:
@@ -199,7 +238,7 @@ class Renderer:
             return ""
         if prefix in _FILE_NS:
             return ""
-        if prefix and (prefix in _NON_ARTICLE_NS or re.fullmatch(r"[a-z]{2,3}(-[a-z]+)?", prefix)):
+        if _is_foreign(prefix):
             return self.render(n.text) if (leading_colon and n.text is not None) else ""
         page = canonical_title(target.split("#")[0])
         if page:
@@ -210,9 +249,7 @@ class Renderer:
 
     def tag(self, n: Tag) -> str:
         name = str(n.tag).lower().strip()
-        if name in ("ref", "references", "gallery", "timeline", "imagemap", "score", "graph", "templatedata",
-                    "indicator", "mapframe", "maplink", "noinclude", "includeonly", "syntaxhighlight",
-                    "source", "hiero", "chem", "ce", "categorytree", "inputbox", "style", "script"):
+        if name in _SILENT_TAGS:
             return ""
         if name == "br":
             return "\n"
@@ -222,7 +259,7 @@ class Renderer:
             return "\n"
         if name == "table":
             return "" if self.ctx.prose else self.render(n.contents)
-        if name in ("nowiki", "pre", "math", "code", "tt"):
+        if name in _STRIPPED_TAGS:
             return n.contents.strip_code() if n.contents is not None else ""
         if n.contents is None:
             return ""
@@ -239,15 +276,10 @@ class Renderer:
         key = name.lower()
         if ":" in key and not key.startswith("#"):
             fn, _, arg = name.partition(":")
-            if fn.strip().lower() in ("formatnum", "lc", "uc", "lcfirst", "ucfirst", "padleft", "padright"):
+            if fn.strip().lower() in _PARSER_FUNCTIONS:
                 return arg.strip()
         try:
-            handler = _HANDLERS.get(key)
-            if handler is None:
-                for prefix, h in _PREFIX_HANDLERS:
-                    if key.startswith(prefix):
-                        handler = h
-                        break
+            handler = _handler(key)
             return handler(self, t) if handler else ""
         except (IndexError, ValueError, KeyError, ZeroDivisionError, OverflowError):
             return ""
@@ -475,21 +507,60 @@ _PREFIX_HANDLERS = [
 ]
 
 
+def _handler(key: str):
+    """The handler of a template by its lower-case name; None: the template renders as nothing."""
+    handler = _HANDLERS.get(key)
+    if handler is None:
+        for prefix, h in _PREFIX_HANDLERS:
+            if key.startswith(prefix):
+                return h
+    return handler
+
+
+def _renders_nothing(name: str) -> bool:
+    """A template of this (normalised) name renders as "" without looking at its parameters."""
+    key = name.lower()
+    if ":" in key and not key.startswith("#") and key.partition(":")[0].strip() in _PARSER_FUNCTIONS:
+        return False
+    return _handler(key) in (None, _h_empty)
+
+
 # ---- page assembly -------------------------------------------------------------------------------
+
+_BULLET_RE = re.compile(r"^[*#:;]+\s*")
+_OPEN_DEBRIS_RE = re.compile(r"\(\s*[,;]+[\s,;]*")
+_CLOSE_DEBRIS_RE = re.compile(r"[\s,;]*[,;]\s*\)")
+_EMPTY_PARENS_RE = re.compile(r"\(\s*\)")
+_SPACE_PUNCT_RE = re.compile(r"\s+([,.;:!?])(?=\s|$|[)\]\"'])")
+_SPACE_CLOSE_RE = re.compile(r"\s+\)")
+_OPEN_SPACE_RE = re.compile(r"([(])\s+")
+_QUOTES_RE = re.compile(r"''+")
+_PARAGRAPH_RE = re.compile(r"\n\s*\n")
+
 
 def _tidy_text(text: str, *, lines_sep: str | None = None) -> str:
     """Collapse whitespace, drop list bullets and leftovers of removed templates ("( ; )")."""
     lines = []
     for raw in text.replace("\u00a0", " ").split("\n"):
         line = " ".join(raw.split())
-        line = re.sub(r"^[*#:;]+\s*", "", line)
-        line = re.sub(r"\(\s*[,;]+[\s,;]*", "(", line)
-        line = re.sub(r"[\s,;]*[,;]\s*\)", ")", line)
-        line = re.sub(r"\(\s*\)", "", line)
-        line = re.sub(r"\s+([,.;:!?])(?=\s|$|[)\]\"'])", r"\1", line)
-        line = re.sub(r"\s+\)", ")", line)
-        line = re.sub(r"([(])\s+", r"\1", line)
-        line = re.sub(r"''+", "", line)
+        if not line:
+            continue
+        # each substitution only where its pattern can match (they add no bracket nor quote)
+        if line[0] in "*#:;":
+            line = _BULLET_RE.sub("", line)
+        if "(" in line:
+            line = _OPEN_DEBRIS_RE.sub("(", line)
+        if ")" in line:
+            line = _CLOSE_DEBRIS_RE.sub(")", line)
+        if "(" in line:
+            line = _EMPTY_PARENS_RE.sub("", line)
+        line = _SPACE_PUNCT_RE.sub(r"\1", line)
+        if ")" in line:
+            line = _SPACE_CLOSE_RE.sub(")", line)
+        if "(" in line:
+            line = _OPEN_SPACE_RE.sub(r"\1", line)
+        if "''" in line:
+            line = _QUOTES_RE.sub("", line)
         line = " ".join(line.split())
         if line:
             lines.append(line)
@@ -501,7 +572,7 @@ def _tidy_text(text: str, *, lines_sep: str | None = None) -> str:
 
 def _prose(code: Wikicode, ctx: _Context) -> str:
     text = Renderer(ctx).render(code)
-    paras = [p for p in (_tidy_text(x) for x in re.split(r"\n\s*\n", text)) if p]
+    paras = [p for p in (_tidy_text(x) for x in _PARAGRAPH_RE.split(text)) if p]
     return "\n\n".join(paras)
 
 
@@ -517,13 +588,186 @@ def first_sentence(text: str, limit: int = 300) -> str:
     return sentence
 
 
+# ---- parsing -----------------------------------------------------------------------------------
+#
+# mwparserfromhell's tokenizer is C; its tree builder is Python and costs ~2.5x as much (with the
+# tokenizer, ~75% of a long article's import). Half of an article's tokens build nodes the page never
+# shows: references (<ref> and cite templates), tables in the prose, navboxes and other templates
+# rendered as "", comments, list bullets, file and interlanguage links. Such a node's tokens are left
+# out between tokenizer and builder (``_prune``), only where nothing but ``Renderer`` reads the node,
+# which renders it as "" whatever it holds; adjacent texts left there become one node. The rest of
+# the tree is as parsed. tests/test_snapshot_importers.py checks every real article against a full
+# parse, and the rebuilt default snapshot keeps its content hash.
+#
+# A token's position is "rendered" when each node around it reaches it only through ``Renderer``
+# (page text, a heading, a link's label, a tag's body, an argument's default, a named value of an
+# infobox template): there, a silent tag, template or link and a table outside templates (prose
+# drops tables) are rendered as "" and read by nobody else. Elsewhere (template names and parameters
+# read by ``str``/``strip_code``, link targets, tag attributes, <code>-like bodies) nothing is left
+# out. Nor is a node holding a template that ``_find_infobox`` might choose.
+
+_OPENERS = frozenset({tokens.TemplateOpen, tokens.ArgumentOpen, tokens.WikilinkOpen, tokens.ExternalLinkOpen,
+                      tokens.HeadingStart, tokens.CommentStart, tokens.TagOpenOpen, tokens.HTMLEntityStart})
+_CLOSERS = frozenset({tokens.TemplateClose, tokens.ArgumentClose, tokens.WikilinkClose, tokens.ExternalLinkClose,
+                      tokens.HeadingEnd, tokens.CommentEnd, tokens.TagCloseSelfclose, tokens.TagCloseClose,
+                      tokens.HTMLEntityEnd})
+_Text = tokens.Text
+# the token that makes the rest of a node's own tokens rendered (True) or read otherwise (False)
+_SWITCHES = {tokens.ArgumentSeparator: True, tokens.WikilinkSeparator: True, tokens.ExternalLinkSeparator: True,
+             tokens.TemplateParamSeparator: False, tokens.TagOpenClose: False}
+_OPEN_STATE = {tokens.HeadingStart: True}     # other nodes open on a name, target or attributes
+
+
+def _text_name(toks: list, i: int) -> tuple[str, int]:
+    """The text of the Text tokens from ``toks[i]`` on, and the index of the token after them."""
+    parts = []
+    n = len(toks)
+    while i < n and type(toks[i]) is _Text:
+        parts.append(toks[i]["text"])
+        i += 1
+    return "".join(parts), i
+
+
+def _end_of(toks: list, i: int, stop: type | None = None) -> tuple[int, bool]:
+    """From ``toks[i]`` (inside a node), the index of the token closing that node, or of its first own
+    ``stop`` token, and whether no template in between could be an infobox (see ``_find_infobox``)."""
+    depth = 0
+    clean = True
+    n = len(toks)
+    while i < n:
+        cls = type(toks[i])
+        if cls in _OPENERS:
+            if cls is tokens.TemplateOpen and clean:
+                name, j = _text_name(toks, i + 1)
+                if j < n and type(toks[j]) not in (tokens.TemplateParamSeparator, tokens.TemplateClose):
+                    clean = False          # a name with a comment or entity in it: maybe an infobox
+                elif _is_infobox_name(_normal_template_name(name).lower()):
+                    clean = False
+            depth += 1
+        elif cls in _CLOSERS:
+            if depth == 0:
+                return i, clean
+            depth -= 1
+        elif depth == 0 and cls is stop:
+            return i, clean
+        i += 1
+    raise ParserError("unbalanced tokens")
+
+
+def _prune(toks: list) -> tuple[list, bool]:
+    """The tokens without the nodes nobody reads (see above), and whether a template that is kept
+    might be an infobox (False: ``_find_infobox`` finds none)."""
+    out: list = []
+    infobox = False
+    # one entry per open node: [kind, rendered above, own position rendered, node is an infobox-like template]
+    stack: list[list] = []
+    rendered = True              # the current position is rendered
+    templates = 0                # templates around the current position
+    i, n = 0, len(toks)
+    while i < n:
+        tok = toks[i]
+        cls = type(tok)
+        if cls is _Text:
+            if rendered and out and type(out[-1]) is _Text:     # one node instead of two
+                out[-1] = _Text(text=out[-1]["text"] + tok["text"])
+            else:
+                out.append(tok)
+            i += 1
+            continue
+        if cls is tokens.TemplateOpen:
+            name, j = _text_name(toks, i + 1)
+            norm = _normal_template_name(name)
+            whole_name = j < n and type(toks[j]) in (tokens.TemplateParamSeparator, tokens.TemplateClose)
+            if rendered and whole_name and type(toks[j]) is tokens.TemplateParamSeparator \
+                    and not _is_infobox_name(norm.lower()) and _renders_nothing(norm):
+                end, clean = _end_of(toks, j + 1)
+                if clean and type(toks[end]) is tokens.TemplateClose:
+                    i = end + 1
+                    continue
+            boxlike = _is_infobox_name(norm.lower())
+            infobox = infobox or boxlike or not whole_name
+            stack.append([cls, rendered, False, whole_name and boxlike])
+            templates += 1
+            rendered = False
+        elif cls is tokens.TagOpenOpen:
+            name, j = _text_name(toks, i + 1)
+            whole_name = j < n and type(toks[j]) in (tokens.TagAttrStart, tokens.TagCloseOpen, tokens.TagCloseSelfclose)
+            key = name.lower().strip() if whole_name else None   # None: a body that is not rendered
+            if rendered and (key in _SILENT_TAGS or (key == "table" and not templates)):
+                body, clean = _end_of(toks, j, tokens.TagCloseOpen)
+                if clean and type(toks[body]) is tokens.TagCloseOpen:
+                    close, clean = _end_of(toks, body + 1, tokens.TagOpenClose)
+                    if clean and type(toks[close]) is tokens.TagOpenClose:
+                        i = _end_of(toks, close + 1)[0] + 1
+                        continue
+            if rendered and key in ("li", "dt", "dd") and tok.get("wiki_markup"):
+                end, clean = _end_of(toks, i + 1)        # a list bullet: rendered as ""
+                if clean:
+                    i = end + 1
+                    continue
+            stack.append([cls, rendered, False, key])
+            rendered = False
+        elif rendered and cls is tokens.CommentStart:
+            i = _end_of(toks, i + 1)[0] + 1             # rendered as ""; holds text only
+            continue
+        elif rendered and cls is tokens.WikilinkOpen:
+            title, j = _text_name(toks, i + 1)
+            if j < n and type(toks[j]) in (tokens.WikilinkSeparator, tokens.WikilinkClose) and _silent_link(title):
+                end, clean = _end_of(toks, j)
+                if clean:
+                    i = end + 1
+                    continue
+            stack.append([cls, rendered, False, None])
+            rendered = False
+        elif cls in _OPENERS:
+            own = _OPEN_STATE.get(cls, False)
+            stack.append([cls, rendered, own, None])
+            rendered = rendered and own
+        elif cls in _CLOSERS:
+            if stack:
+                entry = stack.pop()
+                if entry[0] is tokens.TemplateOpen:
+                    templates -= 1
+                rendered = stack[-1][1] and stack[-1][2] if stack else True
+        elif stack:
+            entry = stack[-1]
+            if cls in _SWITCHES:
+                entry[2] = _SWITCHES[cls]
+            elif cls is tokens.TemplateParamEquals and entry[0] is tokens.TemplateOpen:
+                entry[2] = entry[3]                      # a named value: rendered in an infobox
+            elif cls is tokens.TagCloseOpen and entry[0] is tokens.TagOpenOpen:
+                entry[2] = entry[3] is not None and entry[3] not in _STRIPPED_TAGS
+            rendered = entry[1] and entry[2]
+        out.append(tok)
+        i += 1
+    return out, infobox
+
+
+def parse_wikitext(text: str) -> tuple[Wikicode, bool]:
+    """``mwparserfromhell.parse(text)`` without the nodes nobody reads (see above), and whether it
+    may hold an infobox."""
+    toks = _Tokenizer().tokenize(text, 0, False)
+    try:
+        kept, infobox = _prune(toks)
+    except ParserError:          # tokens not nested as expected (never seen): build them all
+        kept, infobox = toks, True
+    return Builder().build(kept), infobox
+
+
+_INFOBOX_FALLBACKS = ("taxobox", "automatic taxobox", "speciesbox", "chembox", "drugbox")
+
+
+def _is_infobox_name(lower_name: str) -> bool:
+    return lower_name.startswith("infobox") or lower_name in _INFOBOX_FALLBACKS
+
+
 def _find_infobox(code: Wikicode) -> Template | None:
     fallback = None
-    for t in code.filter_templates(recursive=True):
+    for t in code.ifilter_templates(recursive=True):
         name = template_name(t).lower()
         if name.startswith("infobox"):
             return t
-        if fallback is None and (name in ("taxobox", "automatic taxobox", "speciesbox", "chembox", "drugbox")):
+        if fallback is None and name in _INFOBOX_FALLBACKS:
             fallback = t
     return fallback
 
@@ -602,12 +846,12 @@ def page_from_wikitext(title: str, text: str, *, source: str = "", revision_ts: 
     if not text or not text.strip():
         raise WikitextError("empty text")
     try:
-        code = mwparserfromhell.parse(text)
+        code, maybe_infobox = parse_wikitext(text)
     except Exception as exc:  # the tokenizer can fail on pathological input
         raise WikitextError(f"wikitext parser failed: {type(exc).__name__}: {exc}") from exc
 
     ctx = _Context()
-    infobox_t = _find_infobox(code)
+    infobox_t = _find_infobox(code) if maybe_infobox else None
     fields, infobox_coords = parse_infobox(infobox_t) if infobox_t is not None else ([], None)
     if infobox_t is not None:
         links_ctx = _Context(prose=False)
@@ -630,11 +874,12 @@ def page_from_wikitext(title: str, text: str, *, source: str = "", revision_ts: 
     sections: list[Section] = []
     for level, heading, nodes in chunks:
         body = Wikicode(nodes)
+        if level and heading.lower() in _SKIP_SECTIONS:
+            Renderer(ctx).render(body)     # its text is dropped, its links and categories kept
+            continue
         text_out = _prose(body, ctx)
         if level == 0:
             lead = text_out
-            continue
-        if heading.lower() in _SKIP_SECTIONS:
             continue
         if level >= 4 and sections:
             merged = "\n\n".join(x for x in (sections[-1].text, heading, text_out) if x)
