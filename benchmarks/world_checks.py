@@ -37,9 +37,9 @@ def main() -> int:
             row["roadblocks"] += sum(s.kind == ROADBLOCK for s in leg.stops)
             row["no route input"] += len(check_route_inputs(leg))
             row["list or country as place"] += len(check_places(leg))
-            row["other-language pages"] += sum(
-                1 for s in leg.stops if s.kind == ROUTE_INFO and s.page_title and ctx.page(s.page_title) is not None
-                and not in_language(ctx.page(s.page_title), ctx.store.language))
+            pages = [ctx.page(s.page_title) for s in leg.stops if s.kind == ROUTE_INFO and s.page_title]
+            row["other-language pages"] += sum(1 for p in pages if p is not None
+                                               and not in_language(p, ctx.store.language))
             row["legs naming a page"] += bool([e for e in check_riddle(leg, forbidden_names(leg, ctx))
                                                if "names the page" in e])
     keys = ["roadblocks", "no route input", "list or country as place", "other-language pages", "legs naming a page"]

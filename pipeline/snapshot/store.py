@@ -70,6 +70,7 @@ class SnapshotStore:
         self.language: str = manifest.get("language", "")  # "" for snapshots built before it was recorded
         self._db_path = path / PAGES_DB
         self._local = threading.local()
+        self._mention_counts: dict[str, int] = {}
 
     @classmethod
     def open(cls, path) -> SnapshotStore:
@@ -216,13 +217,12 @@ class SnapshotStore:
         """How many pages' text (description, lead, infobox values) holds the title as a phrase: how
         much of a hub the page is (France, Atlantic Ocean), which routes go easy on so that legs
         spread over the snapshot instead of meeting at the same few pages."""
-        memo = self.__dict__.setdefault("_mention_counts", {})
-        if title not in memo:
+        if title not in self._mention_counts:
             words = re.findall(r"\w+", title.lower())
-            memo[title] = int(self._conn().execute(
+            self._mention_counts[title] = int(self._conn().execute(
                 "SELECT count(*) FROM pages_fts WHERE pages_fts MATCH ?", ('"' + " ".join(words) + '"',)
             ).fetchone()[0]) if words else 0
-        return memo[title]
+        return self._mention_counts[title]
 
     def info(self) -> dict:
         counts = self.manifest.get("counts", {})
