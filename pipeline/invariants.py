@@ -13,7 +13,7 @@ import networkx as nx
 from pipeline import expressions
 from pipeline.catalog import LevelPreset
 from pipeline.config import PROVENANCES
-from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, Leg
+from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, Leg
 from pipeline.snapshot.page import name_pattern
 from pipeline.stages.base import value_inputs
 from pipeline.tools.spec import TOOL_NAMES
@@ -207,9 +207,30 @@ def check_route_inputs(leg: Leg) -> list[str]:
     return errors
 
 
+def check_bridges(leg: Leg) -> list[str]:
+    """Every page stop after the seed says how the agent gets there: a link followed or a search made
+    from an earlier page stop, which the stop depends on (diamond once dropped a page stop and left
+    the next one with no source; verbalize then crashed on it)."""
+    pages = [s.index for s in leg.stops if s.kind == ROUTE_INFO]
+    errors = []
+    for stop in leg.stops:
+        if stop.kind != ROUTE_INFO or stop.index == pages[0]:
+            continue
+        how = stop.transition
+        if how is None or how.kind not in (LINK_FOLLOW, SEARCH_QUERY):
+            errors.append(f"page stop {stop.index} ({stop.page_title}) is reached neither by a link nor by a search")
+        elif how.from_stop not in pages or how.from_stop >= stop.index:
+            errors.append(f"page stop {stop.index} ({stop.page_title}) is reached from {how.from_stop!r}, "
+                          "not from an earlier page stop")
+        elif how.from_stop not in stop.depends_on:
+            errors.append(f"page stop {stop.index} ({stop.page_title}) does not depend on stop {how.from_stop}, "
+                          "the page it is reached from")
+    return errors
+
+
 def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simulated: bool,
               fetch_page: Callable[[str], dict | None]) -> dict[str, list[str]]:
-    """Every invariant by number (1-9, as in the README); a key with an empty list holds."""
+    """Every invariant by number (1-10, as in the README); a key with an empty list holds."""
     checks = {
         "1_dag": lambda: check_dag(leg, preset),
         "2_counts": lambda: check_counts(leg, preset),
@@ -220,6 +241,7 @@ def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simu
         "7_page_facts": lambda: check_page_facts(leg, fetch_page),
         "8_places": lambda: check_places(leg),
         "9_route_inputs": lambda: check_route_inputs(leg),
+        "10_bridges": lambda: check_bridges(leg),
     }
     out = {}
     for name, check in checks.items():

@@ -116,6 +116,36 @@ def test_latency_answers_and_retries_ride_out_faults(tmp_path):
         once.call(GEOCODE, flaky)
 
 
+@pytest.mark.parametrize("kind", ["error", "timeout", "malformed"])
+def test_a_failed_probe_makes_the_fact_unusable_not_the_leg(tmp_path, kind):
+    """Plan probes every candidate fact with a tool call; the service failing one of them drops that
+    fact (the leg plans from the others) instead of rejecting the leg."""
+    from flows.generate import GenerationParams, new_leg
+    from pipeline.stages import crawl, plan
+    from pipeline.stages.base import Rejected, StageContext
+    from pipeline.stages.build import resolved
+    from pipeline.stages.facts import page_facts
+
+    spec = f"rate=1,seed=3,kinds={kind},timeout_ms=1,tools=maps_geocode+countries_population"
+    faulty = StageContext.create(load_settings(env={}, cache_path=tmp_path / "f.sqlite", faults=spec))
+    clean = StageContext.create(load_settings(env={}, cache_path=tmp_path / "c.sqlite"))
+    places = next(facts for facts in (
+        [f for f in page_facts(clean.page(t), ("infobox",)) if f.role in ("place", "country")]
+        for t in clean.store.titles()[:400] if clean.page(t) is not None) if any(resolved(f, clean) for f in facts))
+    assert all(resolved(f, faulty) is None for f in places)
+    assert faulty.toolbox.faults.counts[kind] >= len(places)
+    if kind != "error":
+        return   # the plan below depends only on the probes returning None, checked above for every kind
+    params = GenerationParams(level="medium", variant="linear", count=10, seed=2)
+    planned = []
+    for slot in range(10):   # a ServiceFailure, ToolTimeout or MalformedResponse escaping fails the test
+        try:
+            planned.append(plan.run(crawl.run(new_leg(params, slot, 0), faulty), faulty))
+        except Rejected:
+            continue
+    assert planned, "no leg planned while every geocode failed"
+
+
 @pytest.mark.parametrize("text, why", [("{\"lat\": 1", "not JSON"), ("[1, 2]", "not an object"),
                                        ("<html>502</html>", "not JSON"), ('{"lat": 1}', "provenance"),
                                        ('{"error": 3, "provenance": "snapshot"}', "message")])

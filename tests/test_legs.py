@@ -134,6 +134,10 @@ def test_invariants_catch_a_copied_literal_a_dead_stop_and_a_title_leak(tmp_path
     page = next(s for s in leak.stops if s.kind == "route_info" and s.page_title != leak.seed_title)
     leak.clues[1].text += f" It is {page.page_title}."
     assert "5_riddle" in invariant_failures(leak, ctx)
+    orphan = Leg.from_json(leg.to_json())   # a page stop left with no source (diamond once did this)
+    page = next(s for s in orphan.stops if s.kind == "route_info" and s.page_title != orphan.seed_title)
+    page.transition.from_stop = None
+    assert "10_bridges" in invariant_failures(orphan, ctx)
 
 
 def test_reindex_rewrites_every_reference():

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from pipeline.invariants import TraceCheck
 
 INVARIANT_NAMES = ("1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts",
-                   "8_places", "9_route_inputs")
+                   "8_places", "9_route_inputs",
+                   "10_bridges")
 
 
 def run_params(dataset: Path) -> dict[str, Any]:

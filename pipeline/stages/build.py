@@ -31,6 +31,7 @@ from pipeline.model import (
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import Fact, page_facts
+from pipeline.tools.registry import MalformedResponse, ServiceFailure, ToolTimeout
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
 SPARE_ROADBLOCKS = 5   # pre-validation keeps real-data chains first, so it needs a choice
@@ -39,18 +40,32 @@ SPARE_DETOURS = 2
 BROAD_DETOURS = ("digit_sum", "binary_1bit_count", "next_prime", "num_divisors", "sum_prime_factors")
 
 
+TRANSIENT_FAILURES = (ServiceFailure, ToolTimeout, MalformedResponse)   # the service failed this time
+
+
 def resolved(fact: Fact, ctx: StageContext) -> Fact | None:
     """The fact as the tools understand it, or None when no roadblock could use it. A place must
     geocode as one place, the whole text matched ("Basra, Cairo" or "Petersen House, Washington,
     D.C., U.S" only partly match: a list, or a place the gazetteer does not hold); a place field
     holding a country ("United States") is a country fact; a country must be known to the tools
-    by its whole text ("Germany, Italy, Switzerland, Austria" is not)."""
+    by its whole text ("Germany, Italy, Switzerland, Austria" is not).
+
+    A probe the service fails (HTTP 5xx, timeout, garbled answer) makes the fact unusable for this
+    leg, not the leg: plan probes dozens of candidate facts, and one flaky answer among them used to
+    reject every attempt from a hub page (hard DAG legs: 0 of 4 under 20 % faults)."""
+    try:
+        return _resolved(fact, ctx)
+    except TRANSIENT_FAILURES:
+        return None
+
+
+def _resolved(fact: Fact, ctx: StageContext) -> Fact | None:
     if fact.role == "place":
         found = ctx.toolbox.call("maps_geocode", {"address": fact.value})
         if not found.ok or found.data.get("partial_match"):
             return None
         if found.data.get("place_type") == "country":
-            return replace(fact, role="country") if resolved(replace(fact, role="country"), ctx) else None
+            return replace(fact, role="country") if _resolved(replace(fact, role="country"), ctx) else None
         return fact
     if fact.role == "country":
         return fact if ctx.toolbox.call("countries_population", {"country": fact.value}).ok else None
@@ -73,7 +88,10 @@ def searched_facts(page, facts: list[Fact], ctx: StageContext) -> list[Fact]:
     def search() -> list[dict]:
         result = ctx.toolbox.call("web_search", {"query": desc, "num_results": SEARCH_RESULTS})
         return result.data.get("results", []) if result.ok else []
-    hits = ctx.memo(f"description_search|{desc}", search)
+    try:
+        hits = ctx.memo(f"description_search|{desc}", search)
+    except TRANSIENT_FAILURES:   # not memoised: the next leg asks again
+        return []
     snippet = next((h.get("snippet") or "" for h in hits if h.get("title") == page.title), None)
     if snippet is None:
         return []

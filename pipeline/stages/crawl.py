@@ -46,10 +46,30 @@ def mentions(page, ctx: StageContext) -> list[str]:
             i += 1
             continue
         title = " ".join(match)
+        following = words[i + len(match)] if i + len(match) < len(words) else ""
+        if following[:1].isupper() and not words[i + len(match) - 1].endswith("."):
+            i += 1   # part of a longer name ("Second" in "Second World War"): not a mention of the page
+            continue
         if title != page.title and title not in linked and title not in found and title in ctx.store:
             found.append(title)
         i += len(match)
     return found
+
+
+def mentioned_by(title: str, ctx: StageContext) -> list[str]:
+    """The pages whose lead names ``title`` without linking to it (``mentions`` the other way round):
+    a search bridge too, since the agent finds the next page by what it is, not by the relation. A hub
+    (United States, France) is named by hundreds of pages, so routes that reach one fan out again
+    instead of all going on to the few pages its own lead names."""
+    def compute() -> dict[str, list[str]]:
+        index: dict[str, list[str]] = defaultdict(list)
+        for source in ctx.store.titles():
+            page = ctx.page(source)
+            if page is not None and in_language(page, ctx.store.language):
+                for target in mentions(page, ctx):
+                    index[target].append(source)
+        return dict(index)
+    return ctx.memo("mentioned_by", compute).get(title, [])
 
 
 def seed_candidates(ctx: StageContext, modes: tuple[str, ...] = ("infobox",)) -> list[str]:
@@ -80,6 +100,22 @@ def seed_candidates(ctx: StageContext, modes: tuple[str, ...] = ("infobox",)) ->
 SLOT_STRIDE = 1_000_003   # flows.generate.new_leg: leg.seed = run seed * SLOT_STRIDE + slot
 
 
+_RUNS = [(level, variant) for level in LEVELS for variant in VARIANTS]
+
+
+def run_share(leg: Leg) -> int:
+    """The share of the snapshot's pages that the leg's run (its level and variant) draws from first."""
+    return _RUNS.index((leg.level, leg.variant)) if (leg.level, leg.variant) in _RUNS else 0
+
+
+def page_share(title: str, run_seed: int) -> tuple[int, str]:
+    """Which run's share a page falls in under a run seed (and the hash that placed it): the runs of
+    one run seed (a release) start from, and walk through, different pages instead of meeting at the
+    same ones."""
+    digest = hashlib.sha256(f"seed-order|{run_seed}|{title}".encode()).hexdigest()
+    return int(digest[:8], 16) % len(_RUNS), digest
+
+
 def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | None:
     """Seeds spread over the pool instead of drawn independently (one seed used to start 11 of 25
     legs): the run's slots walk one seeded order of the pool, slot i's attempt a taking its
@@ -93,14 +129,15 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
     slot, attempt, slots = (leg.metadata.get(k) for k in ("slot", "attempt", "slots"))
     if slot is None or attempt is None or not slots:
         return None
-    run_seed = leg.seed // SLOT_STRIDE
-    runs = [(level, variant) for level in LEVELS for variant in VARIANTS]
-    mine = runs.index((leg.level, leg.variant)) if (leg.level, leg.variant) in runs else 0
+    run_seed, mine = leg.seed // SLOT_STRIDE, run_share(leg)
 
     def order() -> list[str]:
-        def place(title: str) -> tuple[int, str]:
-            digest = hashlib.sha256(f"seed-order|{run_seed}|{title}".encode()).hexdigest()
-            return (int(digest[:8], 16) % len(runs) - mine) % len(runs), digest
+        def place(title: str) -> tuple[int, int]:
+            # its own share in hash order, then the other runs' shares from their far end: what a
+            # run takes once its share is used up are the seeds their owners reach last, if ever
+            share, digest = page_share(title, run_seed)
+            rank = (share - mine) % len(_RUNS)
+            return rank, int(digest, 16) if rank == 0 else -int(digest, 16)
         return sorted(candidates, key=place)
     pool = ctx.memo(f"seed_order|{run_seed}|{leg.level}|{leg.variant}|{len(candidates)}", order)
     return pool[(slot + attempt * slots) % len(pool)]
@@ -145,7 +182,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             continue
         targets = sorted({l.title for l in current.links if l.in_snapshot and l.title != title})
         edges[title] = targets
-        bridges[title] = mentions(current, ctx) if ctx.generation.get("search_bridges") else []
+        if ctx.generation.get("search_bridges"):
+            named = mentions(current, ctx)
+            naming = [t for t in mentioned_by(title, ctx) if t not in named and t != page.title]
+            bridges[title] = named + rng.sample(naming, min(2 * MAX_MENTIONS, len(naming)))
+        else:
+            bridges[title] = []
         if depth_of[title] >= preset.crawl_depth:
             continue
         for target in targets + bridges[title]:

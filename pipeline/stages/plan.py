@@ -9,6 +9,8 @@ from pipeline.stages.facts import page_facts
 from pipeline.stages.llm_steps import plan_route
 from pipeline.stages.verbalize import find_leak, page_names
 
+HUB_MENTIONS = 20   # a page named by this many pages (France, Latin) is a hub: routes look past it
+
 
 def shapes(preset) -> list[tuple[int, int, int, int]]:
     """Every (stops, roadblocks, detours, pages) the preset allows; pages = stops - roadblocks - detours - 1."""
@@ -82,22 +84,21 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         """One of ``titles``, hubs (pages most pages mention: France, Atlantic Ocean) drawn seldom, so
         that legs spread over the snapshot instead of meeting at the same few pages."""
         return rng.choices(titles, weights=[1 / (1 + ctx.store.mention_count(t)) for t in titles])[0]
-    # Walk outwards: each next page is linked from a page already on the route (prefer the last one),
-    # or, where no link goes on, named by one (the agent searches for it). A page reached by a search
-    # must offer a fact other than its subject.
+    # Walk outwards: each next page is linked from a page already on the route, or named together with
+    # one (its text names the page or the page's names it: the agent searches for it); where only hubs
+    # go on, any crawled page a search reaches. A page reached by a search must offer a fact other than
+    # its subject. Drawing from the whole route's neighbours (not the last page's alone), hubs seldom,
+    # keeps legs from meeting at the pages a hub's lead names (issue 14: 29% distinct pages).
     route = [leg.seed_title]
     while len(route) < longest:
         frontier = []
-        for step in (edges, crawl.mentions):   # linked from the route, else named by it (a search bridge)
-            for src in reversed(route):
-                frontier = [t for t in step.get(src, []) if t in usable and t not in route
-                            and (step is edges or any(t in edges.get(x, []) for x in route) or by_search(t))]
-                if frontier:
-                    break
-            if frontier:
-                break
-        if not frontier:  # nothing linked or named: reach another crawled page through search
-            frontier = [t for t in usable if t not in route and by_search(t)]
+        for src in reversed(route):   # linked from the route or named with one of its pages (a search bridge)
+            frontier += [t for t in edges.get(src, []) if t in usable and t not in route and t not in frontier]
+            frontier += [t for t in crawl.mentions.get(src, []) if t in usable and t not in route and t not in frontier
+                         and (any(t in edges.get(x, []) for x in route) or by_search(t))]
+        if all(ctx.store.mention_count(t) >= HUB_MENTIONS for t in frontier):
+            # nothing linked or named but hubs: reach another crawled page through search as well
+            frontier += [t for t in usable if t not in route and t not in frontier and by_search(t)]
         if not frontier:
             break
         if not any(forkable(t, route) for t in route):

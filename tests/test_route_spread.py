@@ -1,0 +1,95 @@
+"""Routes spread over the snapshot (issue 14): search bridges run both ways between pages named
+together, routes look past hubs, and the runs of one run seed take their seeds from different shares
+of the pool. In the AAR-size release, pages reached by a search used to meet at the few pages a hub's
+lead names (France -> Andorra, United States -> Hawaii): 29% distinct pages among page visits."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from flows.generate import GenerationParams, new_leg
+from pipeline.config import load_settings
+from pipeline.stages import crawl, plan
+from pipeline.stages.base import Rejected, StageContext
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return StageContext.create(load_settings(env={}))
+
+
+def test_mentioned_by_is_mentions_the_other_way_round(ctx):
+    titles = ctx.store.titles()
+    sample = titles[:: max(1, len(titles) // 300)]
+    for source in sample:
+        page = ctx.page(source)
+        if page is None:
+            continue
+        for target in crawl.mentions(page, ctx):
+            assert source in crawl.mentioned_by(target, ctx)
+    for target in sample:
+        for source in crawl.mentioned_by(target, ctx):
+            assert target in crawl.mentions(ctx.page(source), ctx)
+
+
+def test_a_title_inside_a_longer_name_is_not_a_mention(ctx):
+    """"Second" is a page; "the Second World War" does not mention it."""
+    assert "Second" in ctx.store
+    leads = [t for t in ctx.store.titles() if ctx.page(t) is not None
+             and re.search(r"\bSecond World War\b", ctx.page(t).lead or "")]
+    assert leads
+    for title in leads:
+        assert "Second" not in crawl.mentions(ctx.page(title), ctx)
+
+
+def test_the_crawl_bridges_to_pages_that_name_the_page(ctx):
+    """A page few pages link to is still left by search: for pages that name it."""
+    leg = new_leg(GenerationParams(level="hard", variant="linear", count=20, seed=4), 0, 0)
+    leg = crawl.run(leg, ctx)
+    naming = set(crawl.mentioned_by(leg.seed_title, ctx))
+    bridged = set(leg.crawl.mentions.get(leg.seed_title, []))
+    assert naming & bridged or not naming
+
+
+def test_routes_look_past_hubs(ctx):
+    """Pages named by many pages (France, United States) were 39% of the pages after the seed in
+    these legs; a route now takes one only where nothing else goes on."""
+    after_seed = []
+    for variant in ("linear", "dag"):
+        params = GenerationParams(level="hard", variant=variant, count=20, seed=3)
+        for slot in range(20):
+            try:
+                leg = plan.run(crawl.run(new_leg(params, slot, 0), ctx), ctx)
+            except Rejected:
+                continue
+            after_seed += leg.plan.route[1:]
+    assert len(after_seed) >= 60
+    hubs = [t for t in after_seed if ctx.store.mention_count(t) >= plan.HUB_MENTIONS]
+    assert len(hubs) / len(after_seed) < 0.15, hubs
+
+
+def test_runs_of_one_seed_start_from_different_shares(ctx):
+    """Each run walks its own share of the pool first; the share of another run it spills into is
+    walked from the far end, so the seeds its owner reaches first are the last taken."""
+    pool = [f"Page {i}" for i in range(1600)]
+
+    def seeds(level: str, variant: str, slots: int, attempts: int) -> list[str]:
+        params = GenerationParams(level=level, variant=variant, count=slots, seed=9)
+        out = []
+        for attempt in range(attempts):
+            for slot in range(slots):
+                leg = new_leg(params, slot, attempt)
+                out.append(crawl.spread_seed(leg, pool, ctx))
+        return out
+
+    first = seeds("hard", "linear", 50, 1)
+    assert len(set(first)) == 50
+    share = {crawl.page_share(t, 9)[0] for t in first}
+    assert share == {crawl.run_share(new_leg(GenerationParams(level="hard", variant="linear", count=1, seed=9), 0, 0))}
+    # a run that uses up its share (about 200 pages) and goes on for 100 more attempts does not
+    # take the first 50 seeds of any other run
+    greedy = seeds("easy", "linear", 100, 3)
+    others = {t for level in ("easy", "medium", "hard", "extreme") for variant in ("linear", "dag")
+              if (level, variant) != ("easy", "linear") for t in seeds(level, variant, 50, 1)}
+    assert len(set(greedy)) == 300 and not set(greedy) & others
