@@ -72,6 +72,24 @@ def mentioned_by(title: str, ctx: StageContext) -> list[str]:
     return ctx.memo("mentioned_by", compute).get(title, [])
 
 
+def bridge_degree(title: str, ctx: StageContext) -> int:
+    """How many ways a route can arrive at the page: pages linking to it, pages naming it, and pages
+    it names (which reach it by the reverse bridge). A page whose lead names a dozen hubs ("Afghan
+    conflict") sits in the crawl of every leg that passes one, so routes draw it seldom."""
+    def compute() -> dict[str, int]:
+        degree: dict[str, int] = defaultdict(int)
+        for source in ctx.store.titles():
+            page = ctx.page(source)
+            if page is None or not in_language(page, ctx.store.language):
+                continue
+            named = mentions(page, ctx)
+            for target in {l.title for l in page.links if l.in_snapshot} | set(named):
+                degree[target] += 1
+            degree[source] += len(named)
+        return dict(degree)
+    return ctx.memo("bridge_degree", compute).get(title, 0)
+
+
 def seed_candidates(ctx: StageContext, modes: tuple[str, ...] = ("infobox",)) -> list[str]:
     """Pages that make good seeds at a level's extraction ``modes``: an infobox page with usable
     facts and several links inside the snapshot, or any other page (most are lead-only) with a fact

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pipeline.model import Leg, Plan
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, resolved, searched_facts
+from pipeline.stages.crawl import bridge_degree
 from pipeline.stages.facts import page_facts
 from pipeline.stages.llm_steps import plan_route
 from pipeline.stages.verbalize import find_leak, page_names
@@ -83,7 +84,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     def off_hub(titles: list[str]) -> str:
         """One of ``titles``, hubs (pages most pages mention: France, Atlantic Ocean) drawn seldom, so
         that legs spread over the snapshot instead of meeting at the same few pages."""
-        return rng.choices(titles, weights=[1 / (1 + ctx.store.mention_count(t)) for t in titles])[0]
+        return rng.choices(titles, weights=[1 / (1 + bridge_degree(t, ctx)) for t in titles])[0]
     # Walk outwards: each next page is linked from a page already on the route, or named together with
     # one (its text names the page or the page's names it: the agent searches for it); where only hubs
     # go on, any crawled page a search reaches. A page reached by a search must offer a fact other than
