@@ -10,6 +10,7 @@ import pytest
 
 from flows.generate import GenerationParams, new_leg
 from pipeline.config import load_settings
+from pipeline.snapshot.language import in_language
 from pipeline.stages import crawl, plan
 from pipeline.stages.base import Rejected, StageContext
 
@@ -31,6 +32,23 @@ def test_mentioned_by_is_mentions_the_other_way_round(ctx):
     for target in sample:
         for source in crawl.mentioned_by(target, ctx):
             assert target in crawl.mentions(ctx.page(source), ctx)
+
+
+def test_bridge_degree_counts_every_way_a_route_can_arrive(ctx):
+    titles = ctx.store.titles()
+    sample = set(titles[:: max(1, len(titles) // 40)]) | {"France", "Afghan conflict"}
+    arriving = dict.fromkeys(sample, 0)
+    for source in titles:
+        page = ctx.page(source)
+        if page is None or not in_language(page, ctx.store.language):
+            continue
+        named = crawl.mentions(page, ctx)
+        for target in sample & ({l.title for l in page.links if l.in_snapshot} | set(named)):
+            arriving[target] += 1
+        if source in sample:
+            arriving[source] += len(named)
+    assert {t: crawl.bridge_degree(t, ctx) for t in sample} == arriving
+    assert crawl.bridge_degree("France", ctx) > 100
 
 
 def test_a_title_inside_a_longer_name_is_not_a_mention(ctx):
