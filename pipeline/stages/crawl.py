@@ -115,6 +115,18 @@ def seed_candidates(ctx: StageContext, modes: tuple[str, ...] = ("infobox",)) ->
     return ctx.memo(f"seed_candidates|{','.join(modes)}", compute)
 
 
+def run_pool(ctx: StageContext, level: str, variant: str) -> list[str]:
+    """The seeds a run of the level and variant may start from: ``seed_candidates`` at the level's
+    extraction modes; for a DAG leg, which forks a place or a country, those where one is at hand."""
+    extraction = ctx.presets[level].extraction
+    candidates = seed_candidates(ctx, extraction)
+    if variant != "dag":
+        return candidates
+    forkable = ctx.memo(f"seed_candidates_dag|{','.join(sorted(extraction))}", lambda: [
+        t for t in candidates if any(f.role in ("place", "country") for f in page_facts(ctx.page(t), extraction))])
+    return forkable or candidates
+
+
 SLOT_STRIDE = 1_000_003   # flows.generate.new_leg: leg.seed = run seed * SLOT_STRIDE + slot
 
 
@@ -150,12 +162,17 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
     run_seed, mine = leg.seed // SLOT_STRIDE, run_share(leg)
 
     def order() -> list[str]:
-        def place(title: str) -> tuple[int, int]:
+        # the pages a run with a smaller pool can start from come last: easy legs (infobox seeds
+        # only, 600 of them) and DAG legs (a place or a country at hand) have few to spare
+        reserved = {t for level, variant in _RUNS if level in ctx.presets
+                    for pool in [run_pool(ctx, level, variant)] if len(pool) < len(candidates) for t in pool}
+
+        def place(title: str) -> tuple[bool, int, int]:
             # its own share in hash order, then the other runs' shares from their far end: what a
             # run takes once its share is used up are the seeds their owners reach last, if ever
             share, digest = page_share(title, run_seed)
             rank = (share - mine) % len(_RUNS)
-            return rank, int(digest, 16) if rank == 0 else -int(digest, 16)
+            return title in reserved, rank, int(digest, 16) if rank == 0 else -int(digest, 16)
         return sorted(candidates, key=place)
     pool = ctx.memo(f"seed_order|{run_seed}|{leg.level}|{leg.variant}|{len(candidates)}", order)
     return pool[(slot + attempt * slots) % len(pool)]
@@ -164,11 +181,7 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
 def run(leg: Leg, ctx: StageContext) -> Leg:
     preset = ctx.presets[leg.level]
     rng = rng_for(leg, "crawl")
-    candidates = seed_candidates(ctx, preset.extraction)
-    if leg.variant == "dag":  # a DAG leg forks a place or a country: start where one is at hand
-        forkable = ctx.memo(f"seed_candidates_dag|{','.join(sorted(preset.extraction))}", lambda: [
-            t for t in candidates if any(f.role in ("place", "country") for f in page_facts(ctx.page(t), preset.extraction))])
-        candidates = forkable or candidates
+    candidates = run_pool(ctx, leg.level, leg.variant)
     if not candidates:
         raise Rejected("crawl: the snapshot has no page usable as a seed")
     seed = leg.seed_title or spread_seed(leg, candidates, ctx) or candidates[rng.randrange(len(candidates))]
