@@ -111,3 +111,13 @@ def test_runs_of_one_seed_start_from_different_shares(ctx):
     others = {t for level in ("easy", "medium", "hard", "extreme") for variant in ("linear", "dag")
               if (level, variant) != ("easy", "linear") for t in seeds(level, variant, 50, 1)}
     assert len(set(greedy)) == 300 and not set(greedy) & others
+
+
+def test_a_run_with_a_larger_pool_leaves_the_smaller_pools_their_seeds(ctx):
+    """Easy legs start only from infobox pages (about 600); a hard run of 600 attempts takes none."""
+    easy = set(crawl.run_pool(ctx, "easy", "linear")) | set(crawl.run_pool(ctx, "easy", "dag"))
+    pool = crawl.run_pool(ctx, "hard", "linear")
+    assert len(pool) > len(easy) + 600
+    params = GenerationParams(level="hard", variant="linear", count=200, seed=1)
+    seeds = [crawl.spread_seed(new_leg(params, slot, attempt), pool, ctx) for attempt in range(3) for slot in range(200)]
+    assert len(set(seeds)) == 600 and not set(seeds) & easy

@@ -154,7 +154,8 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
     The runs of one run seed (a release: every level and variant) spread over the pool together:
     a page's place in the order is a hash of the run seed and its title, the same in every run, and
     the pages fall into one share per (level, variant); a run walks its own share first, then the
-    next runs' shares, so runs start from different pages instead of meeting at the same ones.
+    other runs' shares from their far end, so runs start from different pages instead of meeting at
+    the same ones; pages a run with a smaller pool can start from come last of all.
     None for a leg made outside a run (no slot), which draws its seed at random."""
     slot, attempt, slots = (leg.metadata.get(k) for k in ("slot", "attempt", "slots"))
     if slot is None or attempt is None or not slots:
