@@ -127,6 +127,7 @@ def run_pool(ctx: StageContext, level: str, variant: str) -> list[str]:
     return forkable or candidates
 
 
+SMALLER_POOL = 0.9        # a pool under 90% of a run's own is one whose seeds the run leaves for last
 SLOT_STRIDE = 1_000_003   # flows.generate.new_leg: leg.seed = run seed * SLOT_STRIDE + slot
 
 
@@ -155,7 +156,7 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
     a page's place in the order is a hash of the run seed and its title, the same in every run, and
     the pages fall into one share per (level, variant); a run walks its own share first, then the
     other runs' shares from their far end, so runs start from different pages instead of meeting at
-    the same ones; pages a run with a smaller pool can start from come last of all.
+    the same ones; pages a run with a clearly smaller pool can start from come last of all.
     None for a leg made outside a run (no slot), which draws its seed at random."""
     slot, attempt, slots = (leg.metadata.get(k) for k in ("slot", "attempt", "slots"))
     if slot is None or attempt is None or not slots:
@@ -163,10 +164,12 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
     run_seed, mine = leg.seed // SLOT_STRIDE, run_share(leg)
 
     def order() -> list[str]:
-        # the pages a run with a smaller pool can start from come last: easy legs (infobox seeds
-        # only, 600 of them) and DAG legs (a place or a country at hand) have few to spare
+        # the pages a run with a clearly smaller pool can start from come last: easy legs start only
+        # from infobox pages (about 600), DAG legs from pages with a place or a country (about 2,100
+        # of the 3,300 other legs may start from)
         reserved = {t for level, variant in _RUNS if level in ctx.presets
-                    for pool in [run_pool(ctx, level, variant)] if len(pool) < len(candidates) for t in pool}
+                    for pool in [run_pool(ctx, level, variant)] if len(pool) < SMALLER_POOL * len(candidates)
+                    for t in pool}
 
         def place(title: str) -> tuple[bool, int, int]:
             # its own share in hash order, then the other runs' shares from their far end: what a
