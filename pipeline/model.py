@@ -161,7 +161,7 @@ class Crawl:
     """crawl -> plan: the pages reachable from the seed within the level's depth."""
     pages: list[tuple[str, int]] = field(default_factory=list)   # (title, depth), by depth then title
     edges: dict[str, list[str]] = field(default_factory=dict)    # title -> crawled pages it links to
-    mentions: dict[str, list[str]] = field(default_factory=dict) # title -> crawled pages its text names, unlinked
+    mentions: dict[str, list[str]] = field(default_factory=dict)  # title -> crawled pages named with it, unlinked (search bridges: its text names them or theirs names it)
     seed_url: str = ""
     skipped_pages: dict[str, str] = field(default_factory=dict)  # title -> why it could not be read
 

@@ -1,8 +1,9 @@
 """Stage 1, crawl: pick the seed page and collect the pages reachable within the level's depth.
 
 A page is reached through its links or, where it has none (the lead-only pages that make up most
-of a snapshot), through the pages its text mentions by title: a search bridge, as in AAR, where
-the agent looks the next page up instead of clicking."""
+of a snapshot), through the pages named with it (its text mentions them by title, or theirs
+mentions it): a search bridge, as in AAR, where the agent looks the next page up by what it is
+instead of clicking."""
 from __future__ import annotations
 
 import hashlib

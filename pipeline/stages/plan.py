@@ -82,8 +82,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     def names_of(title: str) -> list[str]:
         return sorted(ctx.memo(f"page_names|{title}", lambda: page_names(title, ctx)), key=len, reverse=True)
     def off_hub(titles: list[str]) -> str:
-        """One of ``titles``, hubs (pages most pages mention: France, Atlantic Ocean) drawn seldom, so
-        that legs spread over the snapshot instead of meeting at the same few pages."""
+        """One of ``titles``, each drawn in inverse proportion to the ways a route can arrive at it
+        (``crawl.bridge_degree``: France, or a page naming a dozen hubs, seldom), so that legs spread
+        over the snapshot instead of meeting at the same few pages."""
         return rng.choices(titles, weights=[1 / (1 + bridge_degree(t, ctx)) for t in titles])[0]
     # Walk outwards: each next page is linked from a page already on the route, or named together with
     # one (its text names the page or the page's names it: the agent searches for it); where only hubs
