@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict, deque
+from dataclasses import dataclass
 
 from pipeline.model import LEVELS, VARIANTS, Crawl, Leg
 from pipeline.snapshot.language import in_language
 from pipeline.snapshot.page import title_to_url
 from pipeline.stages.base import Rejected, StageContext, rng_for
-from pipeline.stages.facts import infobox_facts, page_facts
+from pipeline.stages.facts import fact_parts, parts_for
 
 MIN_SEED_LINKS = 3          # an infobox page must lead somewhere by its links to start a leg
 MAX_MENTIONS = 12           # search bridges kept per page (mentions in text order)
@@ -57,6 +58,38 @@ def mentions(page, ctx: StageContext) -> list[str]:
     return found
 
 
+@dataclass(frozen=True)
+class _Profile:
+    """What seeding and route spreading need of a page, read once per context for every level."""
+    infobox: bool
+    links: tuple[str, ...]                     # link targets inside the snapshot
+    named: tuple[str, ...]                     # ``mentions``
+    parts: dict[str, tuple[bool, bool]]        # fact part -> (has a fact, has a place or country fact)
+
+    def has_facts(self, modes: tuple[str, ...]) -> bool:
+        return any(self.parts[p][0] for p in parts_for(modes))
+
+    def forkable(self, modes: tuple[str, ...]) -> bool:
+        return any(self.parts[p][1] for p in parts_for(modes))
+
+
+def _profiles(ctx: StageContext) -> dict[str, _Profile]:
+    """Every page of the snapshot's language, profiled in one pass (each page read and its facts
+    found once, not once per level and variant)."""
+    def compute() -> dict[str, _Profile]:
+        out = {}
+        for title in ctx.store.titles():
+            page = ctx.page(title)
+            if page is None or not in_language(page, ctx.store.language):
+                continue
+            parts = {part: (bool(facts), any(f.role in ("place", "country") for f in facts))
+                     for part, facts in fact_parts(page).items()}
+            out[title] = _Profile(bool(page.infobox), tuple(l.title for l in page.links if l.in_snapshot),
+                                  tuple(mentions(page, ctx)), parts)
+        return out
+    return ctx.memo("page_profiles", compute)
+
+
 def mentioned_by(title: str, ctx: StageContext) -> list[str]:
     """The pages whose lead names ``title`` without linking to it (``mentions`` the other way round):
     a search bridge too, since the agent finds the next page by what it is, not by the relation. A hub
@@ -64,11 +97,9 @@ def mentioned_by(title: str, ctx: StageContext) -> list[str]:
     instead of all going on to the few pages its own lead names."""
     def compute() -> dict[str, list[str]]:
         index: dict[str, list[str]] = defaultdict(list)
-        for source in ctx.store.titles():
-            page = ctx.page(source)
-            if page is not None and in_language(page, ctx.store.language):
-                for target in mentions(page, ctx):
-                    index[target].append(source)
+        for source, profile in _profiles(ctx).items():
+            for target in profile.named:
+                index[target].append(source)
         return dict(index)
     return ctx.memo("mentioned_by", compute).get(title, [])
 
@@ -79,14 +110,10 @@ def bridge_degree(title: str, ctx: StageContext) -> int:
     conflict") sits in the crawl of every leg that passes one, so routes draw it seldom."""
     def compute() -> dict[str, int]:
         degree: dict[str, int] = defaultdict(int)
-        for source in ctx.store.titles():
-            page = ctx.page(source)
-            if page is None or not in_language(page, ctx.store.language):
-                continue
-            named = mentions(page, ctx)
-            for target in {l.title for l in page.links if l.in_snapshot} | set(named):
+        for source, profile in _profiles(ctx).items():
+            for target in set(profile.links) | set(profile.named):
                 degree[target] += 1
-            degree[source] += len(named)
+            degree[source] += len(profile.named)
         return dict(degree)
     return ctx.memo("bridge_degree", compute).get(title, 0)
 
@@ -98,19 +125,15 @@ def seed_candidates(ctx: StageContext, modes: tuple[str, ...] = ("infobox",)) ->
     modes = tuple(sorted(modes))
 
     def compute() -> list[str]:
-        usable = set()
-        for title in ctx.store.titles():
-            page = ctx.page(title)
-            if page is not None and in_language(page, ctx.store.language) and page_facts(page, modes):
-                usable.add(title)
+        profiles = _profiles(ctx)
+        usable = {t for t, p in profiles.items() if p.has_facts(modes)}
         out = []
         for title in sorted(usable):
-            page = ctx.page(title)
-            if page.infobox:
-                if sum(link.in_snapshot for link in page.links) >= MIN_SEED_LINKS and infobox_facts(page):
+            profile = profiles[title]
+            if profile.infobox:
+                if len(profile.links) >= MIN_SEED_LINKS and profile.parts["infobox"][0]:
                     out.append(title)
-            elif ctx.generation.get("search_bridges") and any(
-                    t in usable for t in [l.title for l in page.links if l.in_snapshot] + mentions(page, ctx)):
+            elif ctx.generation.get("search_bridges") and any(t in usable for t in profile.links + profile.named):
                 out.append(title)
         return out
     return ctx.memo(f"seed_candidates|{','.join(modes)}", compute)
@@ -123,8 +146,9 @@ def run_pool(ctx: StageContext, level: str, variant: str) -> list[str]:
     candidates = seed_candidates(ctx, extraction)
     if variant != "dag":
         return candidates
-    forkable = ctx.memo(f"seed_candidates_dag|{','.join(sorted(extraction))}", lambda: [
-        t for t in candidates if any(f.role in ("place", "country") for f in page_facts(ctx.page(t), extraction))])
+    profiles = _profiles(ctx)
+    forkable = ctx.memo(f"seed_candidates_dag|{','.join(sorted(extraction))}",
+                        lambda: [t for t in candidates if profiles[t].forkable(extraction)])
     return forkable or candidates
 
 

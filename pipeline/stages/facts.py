@@ -7,6 +7,7 @@ name a place or a country (they feed roadblocks); numbers must carry information
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline.execute import clean_text_value, countries_named, country_known, numbers_in, parse_number
@@ -149,13 +150,28 @@ def subject_facts(page: Page) -> list[Fact]:
     return [Fact(Extraction(source="subject"), "text", name, SUBJECT_LABEL, "place")]
 
 
+# where a page's candidate facts come from, in order, and the extraction mode each needs (None: every
+# level, since a page's subject, a place or a country, is what an agent sees first)
+_FINDERS: tuple[tuple[str, str | None, Callable[[Page], list[Fact]]], ...] = (
+    ("infobox", "infobox", infobox_facts),
+    ("subject", None, subject_facts),
+    ("prose", "prose", lambda page: prose_facts(page, cross_section=False) + named_country_facts(page)),
+    ("cross_section", "cross_section", lambda page: prose_facts(page, cross_section=True)),
+)
+
+
 def page_facts(page: Page, modes: tuple[str, ...]) -> list[Fact]:
     """The candidate facts of a page at a level's extraction modes; a page's subject (a place or a
     country) is a fact at every level, as its title is what an agent sees first."""
-    facts = infobox_facts(page) if "infobox" in modes else []
-    facts += subject_facts(page)
-    if "prose" in modes:
-        facts += prose_facts(page, cross_section=False) + named_country_facts(page)
-    if "cross_section" in modes:
-        facts += prose_facts(page, cross_section=True)
-    return facts
+    return [f for _, mode, find in _FINDERS if mode is None or mode in modes for f in find(page)]
+
+
+def fact_parts(page: Page) -> dict[str, list[Fact]]:
+    """Every candidate fact of the page by where it comes from (``page_facts`` at any modes is the
+    union of the parts those modes take): one pass serves every level."""
+    return {part: find(page) for part, _, find in _FINDERS}
+
+
+def parts_for(modes: tuple[str, ...]) -> list[str]:
+    """The parts of ``fact_parts`` a level's extraction modes take."""
+    return [part for part, mode, _ in _FINDERS if mode is None or mode in modes]
