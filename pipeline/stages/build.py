@@ -31,16 +31,13 @@ from pipeline.model import (
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import Fact, page_facts
-from pipeline.tools.registry import MalformedResponse, ServiceFailure, ToolTimeout
+from pipeline.tools.registry import TRANSIENT_FAILURES
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
 SPARE_ROADBLOCKS = 5   # pre-validation keeps real-data chains first, so it needs a choice
 SPARE_DETOURS = 2
 # transforms that accept almost any integer a tool may return (used before the value is known)
 BROAD_DETOURS = ("digit_sum", "binary_1bit_count", "next_prime", "num_divisors", "sum_prime_factors")
-
-
-TRANSIENT_FAILURES = (ServiceFailure, ToolTimeout, MalformedResponse)   # the service failed this time
 
 
 def resolved(fact: Fact, ctx: StageContext) -> Fact | None:

@@ -164,7 +164,7 @@ class FaultInjector:
              check: Callable[[str, str], object]) -> ToolResult:
         """Answer through ``do_call`` (the cached path), injecting this call's faults, retrying
         a faulted attempt up to ``retries`` times; ``check`` is the registry's response check."""
-        from pipeline.tools.registry import MalformedResponse, ServiceFailure, ToolTimeout
+        from pipeline.tools.registry import TRANSIENT_FAILURES, ServiceFailure, ToolTimeout
 
         for attempt in range(self.spec.retries + 1):
             kind, variant = self.decide(tool, args, attempt)
@@ -185,7 +185,7 @@ class FaultInjector:
                 result = do_call()  # malformed: the true answer, cut or garbled on its way back
                 check(tool, _corrupt(result.response_json, variant % 3))
                 raise AssertionError(f"{tool}: the response check let a corrupted response through")
-            except (ServiceFailure, ToolTimeout, MalformedResponse):
+            except TRANSIENT_FAILURES:
                 if attempt == self.spec.retries:
                     raise
         raise AssertionError("unreachable")

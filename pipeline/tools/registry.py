@@ -59,6 +59,9 @@ class MalformedResponse(ToolError):
     """The response is not a result object (not JSON, not an object, no valid provenance)."""
 
 
+TRANSIENT_FAILURES = (ServiceFailure, ToolTimeout, MalformedResponse)   # the service failed this time
+
+
 def check_response(name: str, response: str) -> dict:
     """The result object of a response text, or ``MalformedResponse`` saying what is wrong with it,
     so that a broken answer (from a backend, the cache, or an injected fault) never reaches a
@@ -254,7 +257,19 @@ class Toolbox:
 
 
 __all__ = [
-    "BackendContext", "MalformedResponse", "ReplayMiss", "ServiceFailure", "SimulatedRefused", "ToolArgumentError",
-    "ToolError", "ToolResult", "ToolTimeout", "ToolUnavailable", "Toolbox", "check_response", "implements",
+    "TRANSIENT_FAILURES",
+    "BackendContext",
+    "MalformedResponse",
+    "ReplayMiss",
+    "ServiceFailure",
+    "SimulatedRefused",
+    "ToolArgumentError",
+    "ToolError",
+    "ToolResult",
+    "ToolTimeout",
+    "ToolUnavailable",
+    "Toolbox",
+    "check_response",
+    "implements",
     "validate_args",
 ]
