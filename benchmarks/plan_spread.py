@@ -55,6 +55,7 @@ def main() -> None:
     shared = Counter(sum(1 for pages in per_run.values() if page in pages) for page in visits)
     print("pages by the number of runs visiting them:", dict(sorted(shared.items())))
     hubs = sum(n for page, n in visits.items() if ctx.store.mention_count(page) >= plan.HUB_MENTIONS)
+    print("most visited:", ", ".join(f"{page} {n}" for page, n in visits.most_common(15)))
     print(f"visits to hubs (named by >= {plan.HUB_MENTIONS} pages): {hubs} ({100 * hubs / total:.1f}%)")
 
 

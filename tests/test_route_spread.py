@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flows.generate import GenerationParams, new_leg
 from pipeline.config import load_settings
@@ -87,30 +89,46 @@ def test_routes_look_past_hubs(ctx):
     assert len(hubs) / len(after_seed) < 0.15, hubs
 
 
-def test_runs_of_one_seed_start_from_different_shares(ctx):
-    """Each run walks its own share of the pool first; the share of another run it spills into is
-    walked from the far end, so the seeds its owner reaches first are the last taken."""
-    pool = [f"Page {i}" for i in range(1600)]
+def _seeds(ctx, level: str, variant: str, slots: int, attempts: int) -> list[str]:
+    params = GenerationParams(level=level, variant=variant, count=slots, seed=1)
+    pool = crawl.run_pool(ctx, level, variant)
+    return [crawl.spread_seed(new_leg(params, slot, attempt), pool, ctx)
+            for attempt in range(attempts) for slot in range(slots)]
 
-    def seeds(level: str, variant: str, slots: int, attempts: int) -> list[str]:
-        params = GenerationParams(level=level, variant=variant, count=slots, seed=9)
-        out = []
-        for attempt in range(attempts):
-            for slot in range(slots):
-                leg = new_leg(params, slot, attempt)
-                out.append(crawl.spread_seed(leg, pool, ctx))
-        return out
 
-    first = seeds("hard", "linear", 50, 1)
-    assert len(set(first)) == 50
-    share = {crawl.page_share(t, 9)[0] for t in first}
-    assert share == {crawl.run_share(new_leg(GenerationParams(level="hard", variant="linear", count=1, seed=9), 0, 0))}
-    # a run that uses up its share (about 200 pages) and goes on for 100 more attempts does not
-    # take the first 50 seeds of any other run
-    greedy = seeds("easy", "linear", 100, 3)
+def test_the_runs_of_a_release_start_from_different_pages(ctx):
+    """The release's first attempts (200 per linear run, 150 per DAG run) take 1,400 different seeds,
+    though the two easy runs share one pool of about 600 infobox pages (121 seeds in common when
+    each walked its own share and then the others')."""
+    first = [t for level in ("easy", "medium", "hard", "extreme")
+             for variant, slots in (("linear", 200), ("dag", 150)) for t in _seeds(ctx, level, variant, slots, 1)]
+    assert len(set(first)) == len(first) == 1400
+
+
+def test_a_run_past_its_deal_takes_what_other_runs_reach_last(ctx):
+    """A run that uses up the pages dealt to it (easy linear: about 290) goes on with the pages dealt
+    last to other runs, not with the seeds they start from."""
+    greedy = _seeds(ctx, "easy", "linear", 100, 3)
     others = {t for level in ("easy", "medium", "hard", "extreme") for variant in ("linear", "dag")
-              if (level, variant) != ("easy", "linear") for t in seeds(level, variant, 50, 1)}
+              if (level, variant) != ("easy", "linear") for t in _seeds(ctx, level, variant, 50, 1)}
     assert len(set(greedy)) == 300 and not set(greedy) & others
+
+
+_page = st.integers(0, 60).map(lambda i: f"Page {i}")
+
+
+@given(st.lists(st.lists(_page, max_size=40, unique=True), min_size=1, max_size=8), st.integers(0, 5))
+def test_the_deal_gives_every_page_to_one_run_that_can_start_from_it(pool_lists, run_seed):
+    pools = {crawl._RUNS[i]: pool for i, pool in enumerate(pool_lists)}
+    picks = crawl.draft_seeds(pools, run_seed)
+    dealt = [t for pages in picks.values() for t in pages]
+    assert len(dealt) == len(set(dealt)) and set(dealt) == {t for pool in pools.values() for t in pool}
+    assert all(set(picks[run]) <= set(pool) for run, pool in pools.items())
+    # runs over the very same pool, shared with no other run, take turns: their deals differ by one at most
+    for pool in {frozenset(p) for p in pools.values()}:
+        owners = [run for run, p in pools.items() if set(p) == pool]
+        if not any(set(p) & pool for p in pools.values() if set(p) != pool):
+            assert max(len(picks[r]) for r in owners) - min(len(picks[r]) for r in owners) <= 1
 
 
 def test_a_run_with_a_larger_pool_leaves_the_smaller_pools_their_seeds(ctx):
