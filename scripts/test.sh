@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
 python -m ruff check .   # lint first: ruff defaults plus import sorting (pyproject.toml)
-python -m pytest -q -p no:cacheprovider "$@"
+# one worker per core, each test module kept on one worker (its module fixtures are built once)
+python -m pytest -q -p no:cacheprovider -n auto --dist loadfile "$@"
