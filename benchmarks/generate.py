@@ -1,7 +1,7 @@
 """Leg generation figures: legs per minute and peak memory per level and variant, and
 the invariant figures on the generated legs. Prints; never fails on a time.
 
-    python benchmarks/generate.py [--count 10] [--release]   (--release: the AAR-size release)
+    python benchmarks/generate.py [--count 10] [--release] [--seed 1]   (--release: the AAR-size release)
 """
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--count", type=int, default=10)
     p.add_argument("--release", action="store_true")
+    p.add_argument("--seed", type=int, default=1, help="the runs' --seed")
     p.add_argument("--prefect", action="store_true", help="run through the Prefect flow (thread runner)")
     p.add_argument("--median-legs", type=int, default=10, help="single extreme DAG legs timed one by one")
     args = p.parse_args()
@@ -50,7 +51,7 @@ def main() -> None:
     print(f"{'level':8} {'variant':7} {'legs':>5} {'s/leg':>7} {'legs/min':>9} {'attempts':>8} {'peak MB':>8}")
     for level, variant, count in plan:
         t0 = time.perf_counter()
-        params = GenerationParams(level=level, variant=variant, count=count, seed=1)
+        params = GenerationParams(level=level, variant=variant, count=count, seed=args.seed)
         run_dir = tmp / f"{level}-{variant}"
         try:
             result = run_with_prefect(params, run_dir, ctx.settings, ctx) if args.prefect else \
