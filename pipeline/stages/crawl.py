@@ -191,26 +191,6 @@ def draft_seeds(pools: dict[tuple[str, str], list[str]], run_seed: int) -> dict[
     return picks
 
 
-def release_pools(ctx: StageContext) -> dict[tuple[str, str], list[str]]:
-    return {run: run_pool(ctx, *run) for run in _RUNS if run[0] in ctx.presets}
-
-
-def release_deal(ctx: StageContext, run_seed: int) -> dict[tuple[str, str], list[str]]:
-    """``draft_seeds`` over the pools of every level and variant: the same in every run of the seed."""
-    return ctx.memo(f"release_deal|{run_seed}", lambda: draft_seeds(release_pools(ctx), run_seed))
-
-
-def likely_seeds(leg: Leg, ctx: StageContext) -> frozenset[str]:
-    """The pages that start a leg in some run of the leg's run seed, were each run as long as the
-    leg's (the first ``slots`` pages dealt to each run): a route that reads one reads a page the
-    release reads anyway."""
-    slots, run_seed = leg.metadata.get("slots"), leg.seed // SLOT_STRIDE
-    if not slots:
-        return frozenset()
-    return ctx.memo(f"likely_seeds|{run_seed}|{slots}", lambda: frozenset(
-        t for pages in release_deal(ctx, run_seed).values() for t in pages[:slots]))
-
-
 def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | None:
     """Seeds spread over the pool instead of drawn independently (one seed used to start 11 of 25
     legs): the run's slots walk one seeded order of the pool, slot i's attempt a taking its
@@ -227,8 +207,9 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
     run_seed, mine = leg.seed // SLOT_STRIDE, (leg.level, leg.variant)
 
     def order() -> list[str]:
-        picks = release_deal(ctx, run_seed) if candidates == run_pool(ctx, *mine) else \
-            draft_seeds({**release_pools(ctx), mine: candidates}, run_seed)
+        pools = {run: run_pool(ctx, *run) for run in _RUNS if run[0] in ctx.presets}
+        pools[mine] = candidates
+        picks = draft_seeds(pools, run_seed)
         dealt = {t: (run, turn) for run, pages in picks.items() for turn, t in enumerate(pages)}
         return sorted(candidates, key=lambda t: (dealt[t][0] != mine,
                                                  dealt[t][1] if dealt[t][0] == mine else -dealt[t][1], t))

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pipeline.model import Leg, Plan
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, resolved, searched_facts
-from pipeline.stages.crawl import bridge_degree, likely_seeds
+from pipeline.stages.crawl import bridge_degree
 from pipeline.stages.facts import page_facts
 from pipeline.stages.llm_steps import plan_route
 from pipeline.stages.verbalize import find_leak, page_names
 
 HUB_MENTIONS = 20   # a page named by this many pages (France, Latin) is a hub: routes look past it
-SEED_WEIGHT = 0.25  # a page that starts another leg of the release is drawn this much less often
 
 
 def shapes(preset) -> list[tuple[int, int, int, int]]:
@@ -86,9 +85,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         """One of ``titles``, each drawn in inverse proportion to the ways a route can arrive at it
         (``crawl.bridge_degree``: France, or a page naming a dozen hubs, seldom), so that legs spread
         over the snapshot instead of meeting at the same few pages."""
-        seeds = likely_seeds(leg, ctx)
-        return rng.choices(titles, weights=[(SEED_WEIGHT if t in seeds else 1) / (1 + bridge_degree(t, ctx))
-                                            for t in titles])[0]
+        return rng.choices(titles, weights=[1 / (1 + bridge_degree(t, ctx)) for t in titles])[0]
     # Walk outwards: each next page is linked from a page already on the route, or named together with
     # one (its text names the page or the page's names it: the agent searches for it); where only hubs
     # go on, any crawled page a search reaches. A page reached by a search must offer a fact other than
