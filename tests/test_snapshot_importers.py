@@ -267,6 +267,22 @@ def test_pruned_parse_gives_every_real_page_of_a_full_parse(monkeypatch):
     assert pruned_tokens > all_tokens / 3           # the test is about something
 
 
+@needs_shared
+def test_tree_builder_builds_every_real_page_as_mwparserfromhell():
+    """treebuilder.build gives the nodes, types and attributes, of mwparserfromhell's Builder."""
+    from mwparserfromhell.parser.builder import Builder
+
+    from pipeline.snapshot import treebuilder
+    from pipeline.snapshot.wikitext import _prune, _Tokenizer
+    from tests.test_snapshot_wikitext import built
+
+    for title, text in _real_articles():
+        toks = _Tokenizer().tokenize(text, 0, False)
+        assert built(treebuilder.build, toks) == built(Builder().build, toks), title
+        kept = _prune(toks)[0]
+        assert built(treebuilder.build, kept) == built(Builder().build, kept), title
+
+
 @pytest.mark.parametrize("text", [
     # a <ref> read by strip_code (a {{convert}} unit, <code>) is kept; one in prose is left out
     "'''X''' is {{convert|5|km<ref>[[Metre]]s</ref>}} long.<ref>{{cite web|title=[[Y]]}}</ref> See [[Z]].",

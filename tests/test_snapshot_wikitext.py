@@ -4,9 +4,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mwparserfromhell.parser import ParserError
+from mwparserfromhell.parser.builder import Builder
 
+from pipeline.snapshot import treebuilder
 from pipeline.snapshot.values import classify, parse_date, parse_number, parse_quantity
-from pipeline.snapshot.wikitext import WikitextError, page_from_wikitext
+from pipeline.snapshot.wikitext import WikitextError, _prune, _Tokenizer, page_from_wikitext
 
 
 def _field(value: str, name: str = "value"):
@@ -95,6 +98,33 @@ def test_wikitext_parser_never_crashes(text):
         assert (f.number is not None) == (f.kind == "number")
     if page.coords is not None:
         assert -90 <= page.coords[0] <= 90 and -180 <= page.coords[1] <= 180
+
+
+def tree_state(obj):
+    """A parse tree as nested (type, attributes): equal for two trees whose nodes have the same types
+    and attributes, which is all their methods read."""
+    if isinstance(obj, list):       # a SmartList of nodes, a tag's attributes, a template's parameters
+        return type(obj), [tree_state(x) for x in obj]
+    if hasattr(obj, "__dict__"):
+        return type(obj), {k: tree_state(v) for k, v in vars(obj).items()}
+    return obj
+
+
+def built(build, toks: list):
+    """The tree ``build`` makes of (a copy of) ``toks``, or the parser error it raises."""
+    try:
+        return tree_state(build(list(toks)))
+    except ParserError as exc:
+        return type(exc), str(exc)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.one_of(st.text(max_size=300), _GARBLED))
+def test_tree_builder_builds_what_mwparserfromhell_builds(text):
+    toks = _Tokenizer().tokenize(text, 0, False)
+    assert built(treebuilder.build, toks) == built(Builder().build, toks)
+    kept = _prune(list(toks))[0]
+    assert built(treebuilder.build, kept) == built(Builder().build, kept)
 
 
 @given(n=st.integers(min_value=0, max_value=10**12))

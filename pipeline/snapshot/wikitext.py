@@ -8,15 +8,17 @@ normaliser as hints instead of being re-guessed from text.
 """
 from __future__ import annotations
 
+import functools
+import gc
 import re
 from dataclasses import dataclass, field
 
 import mwparserfromhell
 from mwparserfromhell.nodes import Argument, Comment, ExternalLink, Heading, HTMLEntity, Tag, Template, Text, Wikilink
 from mwparserfromhell.parser import CTokenizer, ParserError, tokens
-from mwparserfromhell.parser.builder import Builder
 from mwparserfromhell.wikicode import Wikicode
 
+from pipeline.snapshot import treebuilder
 from pipeline.snapshot.page import InfoboxField, Link, Page, Section, canonical_title, title_to_url
 from pipeline.snapshot.values import FT_TO_M, MI_TO_KM, SQ_MI_TO_KM2, classify, iso_date, parse_date, parse_number
 
@@ -590,14 +592,15 @@ def first_sentence(text: str, limit: int = 300) -> str:
 
 # ---- parsing -----------------------------------------------------------------------------------
 #
-# mwparserfromhell's tokenizer is C; its tree builder is Python and costs ~2.5x as much (with the
-# tokenizer, ~75% of a long article's import). Half of an article's tokens build nodes the page never
-# shows: references (<ref> and cite templates), tables in the prose, navboxes and other templates
-# rendered as "", comments, list bullets, file and interlanguage links. Such a node's tokens are left
-# out between tokenizer and builder (``_prune``), only where nothing but ``Renderer`` reads the node,
-# which renders it as "" whatever it holds; adjacent texts left there become one node. The rest of
-# the tree is as parsed. tests/test_snapshot_importers.py checks every real article against a full
-# parse, and the rebuilt default snapshot keeps its content hash.
+# mwparserfromhell's tokenizer is C; the tree builder is Python and, on all of an article's tokens,
+# costs ~1.2x as much as the tokenizer (``treebuilder``; mwparserfromhell's own ~4.5x). Half of an
+# article's tokens build nodes the page never shows: references (<ref> and cite templates), tables in
+# the prose, navboxes and other templates rendered as "", comments, list bullets, file and
+# interlanguage links. Such a node's tokens are left out between tokenizer and builder (``_prune``),
+# only where nothing but ``Renderer`` reads the node, which renders it as "" whatever it holds;
+# adjacent texts left there become one node. The rest of the tree is as parsed.
+# tests/test_snapshot_importers.py checks every real article against a full parse, and the rebuilt
+# default snapshot keeps its content hash.
 #
 # A token's position is "rendered" when each node around it reaches it only through ``Renderer``
 # (page text, a heading, a link's label, a tag's body, an argument's default, a named value of an
@@ -751,7 +754,7 @@ def parse_wikitext(text: str) -> tuple[Wikicode, bool]:
         kept, infobox = _prune(toks)
     except ParserError:          # tokens not nested as expected (never seen): build them all
         kept, infobox = toks, True
-    return Builder().build(kept), infobox
+    return treebuilder.build(kept), infobox
 
 
 _INFOBOX_FALLBACKS = ("taxobox", "automatic taxobox", "speciesbox", "chembox", "drugbox")
@@ -838,6 +841,24 @@ def _infobox_latlon(raw: dict[str, str]) -> tuple[float, float] | None:
     return None
 
 
+def _collector_paused(fn):
+    """``fn`` with Python's cyclic garbage collector paused while it runs. A page's parse makes some
+    10^5 container objects (tokens are dicts, nodes, lists) that reference counting frees with the page
+    (the sample dump's pages leave no cycle at all), and their number kept triggering collections that
+    walked them over and over: ~13% of an import. The collector runs again once the page is done."""
+    @functools.wraps(fn)
+    def paused(*args, **kwargs):
+        if not gc.isenabled():
+            return fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            gc.enable()
+    return paused
+
+
+@_collector_paused
 def page_from_wikitext(title: str, text: str, *, source: str = "", revision_ts: str | None = None) -> Page:
     """Parse one article. Raises ``WikitextError`` for an empty or unparsable page."""
     title = canonical_title(title or "")
