@@ -186,11 +186,15 @@ def _failure_of(row: dict) -> Failure | None:
     return Failure(row["reason"] or "", error=row["status"] == "error", where=row.get("where"))
 
 
-def new_leg(params: GenerationParams, slot: int, attempt: int) -> Leg:
+def new_leg(params: GenerationParams, slot: int, attempt: int, reused: dict[str, int] | None = None) -> Leg:
+    """The leg of a slot's attempt. ``reused``: the seeds the run has accepted more than once so far,
+    with their uses (``crawl.spread_seed`` passes over those at the run's bound)."""
     leg_id = "leg_" + hashlib.sha256(f"{params.variant}|{params.level}|{params.seed}|{slot}|{attempt}".encode()).hexdigest()[:12]
     leg = Leg(leg_id=leg_id, level=params.level, variant=params.variant, seed=params.seed * 1_000_003 + slot,
               seed_title=params.seed_title or "", seed_url="")  # a requested seed; crawl resolves it
     leg.metadata["slot"], leg.metadata["attempt"], leg.metadata["slots"] = slot, attempt, params.count
+    if reused:
+        leg.metadata["reused_seeds"] = dict(sorted(reused.items()))
     return leg
 
 
@@ -232,7 +236,9 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
     attempts_per_leg = int(generation["attempts_per_leg"])
     while pending:
         round_dir = out_dir / "artifacts" / f"round-{round_no:02d}"
-        legs = [new_leg(params, slot, attempt) for slot, attempt in pending]
+        uses = Counter(leg.seed_title for leg in accepted.values())
+        reused = {title: n for title, n in uses.items() if n > 1}
+        legs = [new_leg(params, slot, attempt, reused) for slot, attempt in pending]
         attempts += len(legs)
         for n, stage in enumerate(STAGES):
             path = round_dir / f"{n + 1}-{stage}.parquet"
@@ -255,8 +261,14 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
                     legs.append(leg)
             if progress:
                 progress(stage, round_no, len(legs))
-        for leg in legs:
-            accepted[leg.metadata["slot"]] = leg
+        for leg in legs:   # in slot order: a seed past the run's bound (same-round wraps) is another attempt
+            uses = sum(1 for other in accepted.values() if other.seed_title == leg.seed_title)
+            if uses >= leg.metadata.get("seed_bound", uses + 1):
+                rejected_rows.append(leg_row(leg, "accept", leg.metadata["attempt"], "rejected",
+                                             f"accept: the seed {leg.seed_title!r} already starts {uses} legs of "
+                                             "the run (ceil(count / seed pool) + 1)", None))
+            else:
+                accepted[leg.metadata["slot"]] = leg
         pending = [(slot, attempt + 1) for slot, attempt in pending
                    if slot not in accepted and attempt + 1 < attempts_per_leg]
         round_no += 1

@@ -139,3 +139,16 @@ def test_a_run_with_a_larger_pool_leaves_the_smaller_pools_their_seeds(ctx):
     params = GenerationParams(level="hard", variant="linear", count=200, seed=1)
     seeds = [crawl.spread_seed(new_leg(params, slot, attempt), pool, ctx) for attempt in range(3) for slot in range(200)]
     assert len(set(seeds)) == 600 and not set(seeds) & easy
+
+
+def test_a_wrapped_attempt_passes_over_seeds_at_the_runs_bound(ctx):
+    """Past the end of the pool an attempt wraps onto seeds the run may have accepted: those already
+    starting ceil(slots / pool) + 1 of its legs are passed over (easy DAG at seed 1 had a seed 3 times)."""
+    pool = [f"Page {i}" for i in range(10)]
+    params = GenerationParams(level="easy", variant="dag", count=10, seed=4)
+    wrapped = crawl.spread_seed(new_leg(params, 3, 1), pool, ctx)
+    assert wrapped == crawl.spread_seed(new_leg(params, 3, 0), pool, ctx)   # 10 slots over 10 pages
+    leg = new_leg(params, 3, 1, reused={wrapped: 2})
+    other = crawl.spread_seed(leg, pool, ctx)
+    assert leg.metadata["seed_bound"] == 2 and other != wrapped and other in pool
+    assert crawl.spread_seed(new_leg(params, 3, 1, reused={wrapped: 1}), pool, ctx) == wrapped   # under the bound

@@ -194,7 +194,8 @@ def draft_seeds(pools: dict[tuple[str, str], list[str]], run_seed: int) -> dict[
 def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | None:
     """Seeds spread over the pool instead of drawn independently (one seed used to start 11 of 25
     legs): the run's slots walk one seeded order of the pool, slot i's attempt a taking its
-    (i + a * slots)-th page, so no two attempts of a run share a seed until the pool is used up.
+    (i + a * slots)-th page, so no two attempts of a run share a seed until the pool is used up, and
+    past that no seed starts more than ceil(slots / pool) + 1 of the run's legs.
 
     The runs of one run seed (a release: every level and variant) spread over the pool together:
     every run deals the pages of all eight runs' pools the same way (``draft_seeds``) and walks its
@@ -214,7 +215,15 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
         return sorted(candidates, key=lambda t: (dealt[t][0] != mine,
                                                  dealt[t][1] if dealt[t][0] == mine else -dealt[t][1], t))
     pool = ctx.memo(f"seed_order|{run_seed}|{leg.level}|{leg.variant}|{len(candidates)}", order)
-    return pool[(slot + attempt * slots) % len(pool)]
+    # an attempt past the end of the pool wraps onto seeds the run may have accepted already: it
+    # passes over those at the bound (ceil(slots / pool) + 1 uses), so no seed goes past it
+    bound = leg.metadata["seed_bound"] = -(-slots // len(pool)) + 1   # the driver holds accepted legs to it
+    full = {t for t, n in leg.metadata.get("reused_seeds", {}).items() if n >= bound}
+    start = slot + attempt * slots
+    for k in range(len(pool)):
+        if pool[(start + k) % len(pool)] not in full:
+            return pool[(start + k) % len(pool)]
+    return pool[start % len(pool)]
 
 
 def run(leg: Leg, ctx: StageContext) -> Leg:
