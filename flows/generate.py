@@ -227,6 +227,7 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
 
     pending = [(slot, 0) for slot in range(params.count)]
     accepted: dict[int, Leg] = {}
+    seed_uses: Counter[str] = Counter()   # accepted legs per seed page (crawl.spread_seed's bound)
     rejected_rows: list[dict] = []
     stage_seconds = {s: 0.0 for s in STAGES}
     attempts = 0
@@ -236,8 +237,7 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
     attempts_per_leg = int(generation["attempts_per_leg"])
     while pending:
         round_dir = out_dir / "artifacts" / f"round-{round_no:02d}"
-        uses = Counter(leg.seed_title for leg in accepted.values())
-        reused = {title: n for title, n in uses.items() if n > 1}
+        reused = {title: n for title, n in seed_uses.items() if n > 1}
         legs = [new_leg(params, slot, attempt, reused) for slot, attempt in pending]
         attempts += len(legs)
         for n, stage in enumerate(STAGES):
@@ -262,13 +262,14 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
             if progress:
                 progress(stage, round_no, len(legs))
         for leg in legs:   # in slot order: a seed past the run's bound (same-round wraps) is another attempt
-            uses = sum(1 for other in accepted.values() if other.seed_title == leg.seed_title)
+            uses = seed_uses[leg.seed_title]
             if uses >= leg.metadata.get("seed_bound", uses + 1):
                 rejected_rows.append(leg_row(leg, "accept", leg.metadata["attempt"], "rejected",
                                              f"accept: the seed {leg.seed_title!r} already starts {uses} legs of "
                                              "the run (ceil(count / seed pool) + 1)", None))
             else:
                 accepted[leg.metadata["slot"]] = leg
+                seed_uses[leg.seed_title] += 1
         pending = [(slot, attempt + 1) for slot, attempt in pending
                    if slot not in accepted and attempt + 1 < attempts_per_leg]
         round_no += 1
