@@ -26,6 +26,8 @@ class LevelPreset:
     crawl_depth: int
     extraction: tuple[str, ...]
     diamonds: tuple[int, int]
+    hops: tuple[int, int] = (1, 2)      # hops from page to page after the seed (pages = hops + 1)
+    choices: tuple[int, int] = (0, 1)   # of them, hops that choose among countries by a looked-up figure
 
 
 def _load(name: str, templates_dir: Path) -> dict[str, Any]:
@@ -50,8 +52,9 @@ def load_presets(overrides: list[str] | None = None, templates_dir: Path = TEMPL
     presets = {}
     for name, p in data.items():
         preset = LevelPreset(name, tuple(p["stops"]), tuple(p["roadblocks"]), tuple(p["detours"]),
-                             int(p["crawl_depth"]), tuple(p["extraction"]), tuple(p["diamonds"]))
-        for key in ("stops", "roadblocks", "detours", "diamonds"):
+                             int(p["crawl_depth"]), tuple(p["extraction"]), tuple(p["diamonds"]),
+                             tuple(p.get("hops", (1, 2))), tuple(p.get("choices", (0, 1))))
+        for key in ("stops", "roadblocks", "detours", "diamonds", "hops", "choices"):
             lo, hi = getattr(preset, key)
             if not 0 <= lo <= hi:
                 raise ConfigError(f"preset {name}.{key}: bad range {[lo, hi]}")

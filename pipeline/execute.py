@@ -27,7 +27,7 @@ from pipeline.model import (
     Stop,
     TraceEntry,
 )
-from pipeline.snapshot.page import subject_name
+from pipeline.snapshot.page import subject_name, title_to_url
 from pipeline.tools.registry import Toolbox
 from pipeline.transforms import apply_detour
 
@@ -87,13 +87,33 @@ NOT_NAMES = {"A", "After", "Although", "An", "As", "At", "Before", "Born", "Both
              "Following", "For", "From", "He", "Her", "His", "In", "It", "Its", "Located", "Many", "Most", "On",
              "Other", "Several", "She", "Since", "Some", "Their", "There", "These", "They", "This", "Today", "Under",
              "Until", "When", "While", "With"}
+# names a careful reader may take for a country where a clue asks for one: former states, constituent
+# countries, old names, disputed or dependent territories, "America" (the United States, or the continent?),
+# and the polity words left over from a name the country data does not know ("the Kingdom of Kush"): a
+# sentence naming one cannot ask for "the country" it names. Continents and geographic regions ("Asia",
+# "East Africa", "the Caribbean") are no country to any reader and do not count.
+COUNTRY_LIKE = frozenset((
+    "America", "Americas", "Soviet Union", "USSR", "Yugoslavia", "Czechoslovakia", "Persia", "Prussia",
+    "Ottoman Empire", "Roman Empire", "Byzantine Empire", "British Empire", "Holy Roman Empire", "Austria-Hungary",
+    "East Germany", "West Germany", "Britain", "Great Britain", "England", "Scotland", "Wales", "Northern Ireland",
+    "Holland", "Burma", "Siam", "Ceylon", "Zaire", "Rhodesia", "Bohemia", "Tibet", "Palestine", "Kurdistan", "Korea",
+    "Congo", "Macedonia", "Gaul", "Castile", "Aragon", "Bengal", "Punjab", "Kashmir", "Catalonia", "Quebec",
+    "Greenland", "Hong Kong", "Macau", "Puerto Rico", "Manchuria", "Transylvania", "Flanders", "Bavaria", "Saxony",
+    "Taiwan", "Kosovo", "Mughal Empire", "Russian Empire", "Carthage", "Babylon", "Assyria", "Sparta", "Scandinavia",
+    "Kingdom", "Empire", "Republic", "Union", "Confederation", "Federation", "Dynasty", "Caliphate", "Sultanate",
+    "Khanate", "Principality", "Duchy", "Colony", "Protectorate",
+))
+COUNTRY_LIKE_RE = re.compile(r"(?<![\w-])(?:" + "|".join(sorted(map(re.escape, COUNTRY_LIKE), key=len, reverse=True))
+                             + r")(?![\w-])")
 
 
 def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[str] | None:
     """The countries a sentence names, in order, each a whole run of capitalised words that
     ``is_country`` knows ("France and Germany" is two). None when a run holds a country inside a
-    longer name ("New Mexico", "United States Army"): a reader may count it or not, so the
-    sentence cannot ask for its countries."""
+    longer name ("New Mexico", "United States Army"), or when the sentence names a region, a
+    continent, a former state or a polity a reader may take for a country (``COUNTRY_LIKE``: "postcolonial
+    America", "the Soviet Union", "the Mughal Empire"): a reader may count it or not, so the sentence
+    cannot ask for its countries."""
     out: list[str] = []
     for m in NAME_RUN.finditer(sentence):
         words = m.group(0).split()
@@ -112,6 +132,11 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
                 for j in range(i + 1, len(part) + 1):
                     if (i, j) != (0, len(part)) and part[i][:1].isupper() and is_country(" ".join(part[i:j])):
                         return None
+    rest = sentence
+    for name in sorted(set(out), key=len, reverse=True):
+        rest = rest.replace(name, " ")
+    if COUNTRY_LIKE_RE.search(rest) or any(name in COUNTRY_LIKE for name in out):
+        return None
     return out
 
 
@@ -180,8 +205,37 @@ def _call(toolbox: Toolbox, stop: Stop, step: int, tool: str, args: dict, trace:
     return result.data
 
 
+def choose_country(stop: Stop, toolbox: Toolbox, trace: list[TraceEntry]) -> int:
+    """A choice hop's lookups (issue 21): the measure of every country the sentence names, as an agent
+    must look them up; the stop's page must be the one the clue's extreme picks, and no tie. Returns
+    the number of calls made (the page fetch follows them)."""
+    from pipeline.clues import MEASURE_TOOL
+    relation = stop.transition.relation
+    tool, figure = MEASURE_TOOL[relation.measure]
+    values = {}
+    for k, name in enumerate(relation.candidates):
+        data = _call(toolbox, stop, k, tool, {"country": name}, trace)
+        values[name] = trace[-1].value = get_path(data, figure)
+    ranked = sorted(values.values(), reverse=relation.extreme == "largest")
+    picked = [n for n, v in values.items() if v == ranked[0]]
+    if len(picked) != 1 or len(values) != len(relation.candidates):
+        raise StopFailed(f"choice hop: {len(picked)} countries share the {relation.extreme} {relation.measure}")
+    if picked[0] != stop.page_title and toolbox.call("fetch_webpage", {"url": stop.page_url}).data.get("title") \
+            != _title_of(picked[0], toolbox):
+        raise StopFailed(f"choice hop: the {relation.extreme} {relation.measure} is {picked[0]!r}, "
+                         f"not the stop's page {stop.page_title!r}")
+    return len(relation.candidates)
+
+
+def _title_of(name: str, toolbox: Toolbox) -> str | None:
+    result = toolbox.call("fetch_webpage", {"url": title_to_url(name)})
+    return result.data.get("title") if result.ok else None
+
+
 def run_page_stop(stop: Stop, toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
-    page = _call(toolbox, stop, 0, "fetch_webpage", {"url": stop.page_url}, trace)
+    relation = stop.transition.relation if stop.transition else None
+    first = choose_country(stop, toolbox, trace) if relation is not None and relation.kind == "choice" else 0
+    page = _call(toolbox, stop, first, "fetch_webpage", {"url": stop.page_url}, trace)
     if stop.extraction is None:
         raise StopFailed("the stop does not say where its fact lies on the page")
     value = extract_fact(page, stop.extraction, stop.value_type)

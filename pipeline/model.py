@@ -63,11 +63,34 @@ class Extraction:
 
 
 @dataclass
+class Relation:
+    """How a hop's clue names the next page through the page before it (issue 21): never by a key of
+    the target (title, short description, a sentence of it), only by what it is and where the page
+    before names it. ``named``: the one thing of kind ``noun`` that a sentence names; ``infobox``:
+    the thing of kind ``noun`` the infobox gives for ``label``; ``choice``: of the countries a
+    sentence names, the one with the ``extreme`` (largest | smallest) ``measure`` (area |
+    population) as the country statistics give it, which the agent must look up for each."""
+    kind: str                       # named | infobox | choice
+    noun: str                       # what the target is, in a reader's word ("river", "poet", "country")
+    section: str | None = None      # the block of the page before whose sentence names it ("" = opening text)
+    sentence: str | None = None     # that sentence
+    label: str | None = None        # infobox: the field's label
+    measure: str | None = None      # choice: area | population
+    extreme: str | None = None      # choice: largest | smallest
+    candidates: list[str] = field(default_factory=list)  # choice: the countries the sentence names, in order
+
+
+@dataclass
 class Transition:
     kind: str                       # link_follow | search_query | tool_call | compute
     from_stop: int | None = None    # the page stop the agent leaves from
     target_url: str | None = None
     search_query: str | None = None
+    relation: Relation | None = None  # a hop: how the clue names this page through the page before
+
+    def __post_init__(self):
+        if isinstance(self.relation, dict):   # read back from JSON
+            self.relation = Relation(**self.relation)
 
 
 @dataclass
@@ -175,6 +198,10 @@ class Plan:
     pages: int
     route: list[str]
     depth: int
+    relations: list[Relation] = field(default_factory=list)  # hop i: how route[i + 1] is reached from route[i]
+
+    def __post_init__(self):
+        self.relations = [Relation(**r) if isinstance(r, dict) else r for r in self.relations]
 
 
 @dataclass

@@ -23,7 +23,10 @@ from typing import Any
 
 from pipeline import expressions
 from pipeline.catalog import roadblock_templates
+from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, MEASURE_TOOL, could_be
 from pipeline.execute import (
+    NAME_RUN,
+    NOT_NAMES,
     NUMBER_RE,
     StopFailed,
     clean_text_value,
@@ -237,7 +240,70 @@ class Solver:
             return [p for p in self.linked_pages(n, sol.pages[origin]) if fits(p, m.group(4))]
         if m := SEARCH_BRIDGE.match(bridge):
             return self.searched_pages(n, m.group(1))
+        if m := (HOP_NAMED.match(bridge) or HOP_INFOBOX.match(bridge) or HOP_CHOICE.match(bridge)):
+            origin = int(m.group(1))
+            if origin not in sol.pages:
+                raise Unsolvable(f"clue {n}: clue {origin} named no page")
+            return self.hop_pages(n, bridge, sol.pages[origin])
         raise Unsolvable(f"clue {n}: cannot tell how to reach the page from {bridge[:80]!r}")
+
+    # hops (issue 21) ---------------------------------------------------------------------------
+    def hop_pages(self, n: int, bridge: str, origin_url: str) -> list[dict]:
+        """The one page a hop leads to from the page at ``origin_url``, read as a careful reader
+        would: every name the stated place holds is looked up (each capitalised run and every run of
+        its words, fetched as a page), and every page that could be a thing of the stated kind
+        (``clues.could_be``) is a reading; ``Ambiguous`` unless exactly one is. A choice looks up
+        the figure of every country the sentence names and takes the extreme, ``Ambiguous`` on a tie."""
+        origin = self.fetch(n, origin_url)
+        if origin is None:
+            raise Unsolvable(f"clue {n}: the page it hops from cannot be fetched")
+        if m := HOP_INFOBOX.match(bridge):
+            kind, label = m.group(2), m.group(3)
+            values = [clean_text_value(i.get("text") or "") for i in origin.get("infobox", [])
+                      if (i.get("label") or i.get("name")) == label]
+            if len(values) != 1:
+                raise Unsolvable(f"clue {n}: the infobox has {len(values)} fields {label!r}")
+            page = self.fetch(n, title_to_url(values[0]))
+            if page is None or not could_be(kind, page.get("description"), page.get("infobox_type")):
+                raise Unsolvable(f"clue {n}: the infobox's {label!r} is no {kind} with a page")
+            return [page]
+        if m := HOP_NAMED.match(bridge):
+            _, kind, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
+            found: dict[str, dict] = {}
+            for sentence in chosen_sentences(origin, lead, title, section_ordinal, sentence_ordinal, opening):
+                for name in names_in(sentence):
+                    page = self.fetch(n, title_to_url(name)) if name != origin.get("title") else None
+                    if page and page["url"] != origin["url"] and could_be(kind, page.get("description"),
+                                                                         page.get("infobox_type")):
+                        found[page["url"]] = page
+            if len(found) > 1:
+                raise Ambiguous(f"clue {n}: {len(found)} things the sentence names could be the {kind}", sorted(found))
+            if not found:
+                raise Unsolvable(f"clue {n}: the sentence names no {kind} with a page")
+            return list(found.values())
+        m = HOP_CHOICE.match(bridge)
+        _, sentence_ordinal, opening, lead, title, section_ordinal, count, extreme, measure = m.groups()
+        tool, figure = MEASURE_TOOL[measure]
+        picks = set()
+        for sentence in chosen_sentences(origin, lead, title, section_ordinal, sentence_ordinal, opening):
+            names = countries_named(sentence, self.country_teller(n))
+            if names is None:
+                raise Ambiguous(f"clue {n}: a name in the sentence may or may not be a country: {sentence[:80]!r}",
+                                [sentence])
+            if len(names) != count_value(count):
+                raise Unsolvable(f"clue {n}: the sentence names {len(names)} countries, not {count}")
+            figures = {name: get_path(self.call(n, tool, {"country": name}), figure) for name in names}
+            best = (max if extreme == "largest" else min)(figures.values())
+            tied = [name for name, v in figures.items() if v == best]
+            if len(tied) > 1:
+                raise Ambiguous(f"clue {n}: {len(tied)} countries share the {extreme} {measure}", tied)
+            picks.add(tied[0])
+        if len(picks) != 1:
+            raise Ambiguous(f"clue {n}: the sentences so named give different countries", sorted(picks))
+        page = self.fetch(n, title_to_url(picks.pop()))
+        if page is None:
+            raise Unsolvable(f"clue {n}: the chosen country has no page")
+        return [page]
 
     def linked_pages(self, n: int, url: str) -> list[dict]:
         """Every page the page at ``url`` links to (that can be fetched)."""
@@ -702,6 +768,22 @@ def kind_of_number(sentence: str, start: int, end: int) -> NumberKind:
                                                     or re.match(r"\s(?:" + "|".join(MONTHS) + r")\b", after)):
         return NumberKind("day", "a day of a month", "days of a month")
     return NumberKind("number", "a number", "numbers")
+
+
+def names_in(sentence: str) -> list[str]:
+    """Every name a careful reader may look up in a sentence: each capitalised run (``execute.NAME_RUN``,
+    a leading "In" or "The" left out) and every shorter run of its words, possessives cut ("Fuzuli's")."""
+    out: list[str] = []
+    for m in NAME_RUN.finditer(sentence):
+        words = [re.sub(r"(?:'s|’s|[.,])$", "", w) for w in m.group(0).split()]
+        while words and words[0] in NOT_NAMES:
+            words = words[1:]
+        for i in range(len(words)):
+            for j in range(i + 1, min(len(words), i + 6) + 1):
+                span = words[i:j]
+                if span[0][:1].isupper() and span[-1][:1].isupper() and len(" ".join(span)) >= 3:
+                    out.append(" ".join(span))
+    return list(dict.fromkeys(out))
 
 
 def _wild(part: str) -> str:

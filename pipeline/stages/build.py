@@ -20,14 +20,17 @@ from pipeline.execute import iso_plus_days
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
+    LINK_FOLLOW,
     ROADBLOCK,
     ROUTE_INFO,
+    SEARCH_QUERY,
     FactSpec,
     Leg,
     PageWording,
     RoadblockSpec,
     Stop,
     ToolStep,
+    Transition,
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import Fact, page_facts
@@ -219,12 +222,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if page is None:
             raise Rejected(f"build: page {title!r} is missing or malformed")
         facts = [r for r in (resolved(f, ctx) for f in page_facts(page, preset.extraction)) if r is not None]
-        linked = i == 0 or any(title in (leg.crawl.edges.get(t, []) if leg.crawl else []) for t in plan.route[:i])
-        if not linked:   # reached by a search: its results name the page, so its name would be no riddle
-            facts = searched_facts(page, facts, ctx)
         if not facts:
             raise Rejected(f"build: no usable fact on {title!r}")
-        fact = _choose_fact(facts, rng, role_cycle[(i + rng.randrange(2)) % len(role_cycle)])
+        want = role_cycle[(i + rng.randrange(2)) % len(role_cycle)]
+        if sum(p.fact.role in ENTITY_ROLES for p in pages) >= max(1, plan.roadblocks - 1):
+            want = ["number"] + want   # every page of a chain stays: more text than roadblocks could take would go
+        fact = _choose_fact(facts, rng, want)
         entity = [f for f in facts if f.role in ENTITY_ROLES]
         if fact.role not in ENTITY_ROLES and entity and not any(p.fact.role in ENTITY_ROLES for p in pages) and (
                 i == len(plan.route) - 1 or not any(_offers_entity(t, ctx, preset) for t in plan.route[i + 1:])):
@@ -233,6 +236,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
                     extraction=fact.extraction, value=fact.value, value_type=fact.value_type,
                     fact=FactSpec(role=fact.role, label=fact.label, unit=fact.unit),
                     wording=PageWording(description=page.description, infobox_type=page.infobox_type))
+        if i > 0:   # reached through the page before by the plan's hop (object ids until indices exist)
+            before = ctx.page(plan.route[i - 1])
+            linked = before is not None and any(link.title == title for link in before.links)
+            stop.transition = Transition(kind=LINK_FOLLOW if linked else SEARCH_QUERY, from_stop=id(pages[-1]),
+                                         target_url=page.url, search_query=None if linked else title,
+                                         relation=plan.relations[i - 1])
         pages.append(stop)
         items.append(((i, 0, 0), stop))
 
@@ -310,6 +319,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     for n, s in enumerate(stops):
         s.index = n
     for s in stops:
+        if s.transition is not None and s.transition.from_stop is not None:
+            s.transition.from_stop = index_of[s.transition.from_stop]
+            s.depends_on = [s.transition.from_stop]
         if s.kind == ROADBLOCK:
             s.roadblock.inputs = [index_of[o] for o in s.roadblock.inputs]  # object ids until now
             s.depends_on = sorted(set(s.roadblock.inputs))

@@ -37,12 +37,19 @@ def _title_index(ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
 def mentions(page, ctx: StageContext) -> list[str]:
     """Other pages of the snapshot that the page's lead names by their exact title without linking
     to them, in order of first mention: where its links end, the route goes on by search."""
-    index = _title_index(ctx)
     linked = {l.title for l in page.links}
-    words = _WORD.findall(page.lead or "")
+    return [t for t in titles_named(page.lead or "", ctx, MAX_MENTIONS + len(linked) + 1)
+            if t != page.title and t not in linked][:MAX_MENTIONS]
+
+
+def titles_named(text: str, ctx: StageContext, limit: int = 1000) -> list[str]:
+    """The snapshot pages a text names by their exact title (as a whole name: "Second" in "Second
+    World War" is no mention of "Second"), in order of first mention."""
+    index = _title_index(ctx)
+    words = _WORD.findall(text)
     found: list[str] = []
     i = 0
-    while i < len(words) and len(found) < MAX_MENTIONS:
+    while i < len(words) and len(found) < limit:
         match = next((t for t in index.get(words[i], ()) if tuple(words[i:i + len(t)]) == t), None)
         if match is None:
             i += 1
@@ -52,7 +59,7 @@ def mentions(page, ctx: StageContext) -> list[str]:
         if following[:1].isupper() and not words[i + len(match) - 1].endswith("."):
             i += 1   # part of a longer name ("Second" in "Second World War"): not a mention of the page
             continue
-        if title != page.title and title not in linked and title not in found and title in ctx.store:
+        if title not in found and title in ctx.store:
             found.append(title)
         i += len(match)
     return found

@@ -1,4 +1,6 @@
-"""Stage 5, link: how the agent reaches each page stop. ``link_follow`` when an earlier page on
+"""Stage 5, link: how the agent reaches each page stop. A page the plan reached by a hop (issue 21)
+keeps its hop, and the chain must hold (no page it hops from dropped since). For other legs (AAR
+imports, legs re-linked by hand): ``link_follow`` when an earlier page on
 the route links to it, otherwise ``search_query``: a query built from what the page is
 (never its title, when possible) that the search tool must rank within the top k."""
 from __future__ import annotations
@@ -65,6 +67,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             stop.transition = Transition(kind=LINK_FOLLOW, target_url=stop.page_url)  # the seed is given
             visited.append(stop.index)
             continue
+        if stop.transition is not None and stop.transition.relation is not None:   # a hop of the plan
+            if stop.transition.from_stop is None or leg.stops[stop.transition.from_stop].kind != ROUTE_INFO:
+                raise Rejected(f"link: the chain breaks before stop {stop.index} (the page it hops from was dropped)")
+            obscurity.append(f"hop_{stop.transition.relation.kind}")
+            visited.append(stop.index)
+            continue
         source = None
         for i in reversed(visited):
             page = ctx.page(leg.stops[i].page_title)
@@ -85,4 +93,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         stop.depends_on = sorted(set(stop.depends_on) | {stop.transition.from_stop})
         visited.append(stop.index)
     leg.metadata["bridges"] = obscurity
+    hops = sum(s.kind == ROUTE_INFO for s in leg.stops) - 1
+    lo = ctx.presets[leg.level].hops[0] if leg.level in ctx.presets else 0
+    if leg.plan is not None and leg.plan.relations and hops < lo:
+        raise Rejected(f"link: {hops} hops survive, the level needs at least {lo}")
     return leg

@@ -323,6 +323,8 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
     (``snippet_coincidences``). Rejected, with the reasons, when no wording qualifies."""
     from pipeline.agents.solver import Ambiguous, Solver, Unsolvable, fits, readings_of, search_words
     t = stop.transition
+    if t is not None and t.relation is not None and stop.index:
+        return hop_clue(leg, stop, names, variant, ctx)
     first = stop.index == 0
     solver = Solver(ctx.toolbox)
     page = solver.fetch(stop.index + 1, stop.page_url)
@@ -394,6 +396,75 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
                        f"its answer {stop.value!r} (a page reached by search needs a fact its snippet does not show)")
     raise Rejected(f"verbalize: no wording of clue {stop.index + 1} is walkable and unambiguous "
                    f"({len(problems)} tried: {'; '.join(problems[:3])})")
+
+
+def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:
+    """The ways a hop's clue may name its page through the page before (``templates/clues/hop.j2``),
+    most telling first: the sentence by its rank or its first words."""
+    from pipeline.agents.solver import count_word
+    rel, from_clue = stop.transition.relation, stop.transition.from_stop + 1
+    if rel.kind == "infobox":
+        return [render("hop.j2", kind="infobox", from_clue=from_clue, noun=rel.noun, label=rel.label)]
+    out = []
+    for sentence in sentence_refs(origin.get("lead", ""), rel.sentence or "", names):
+        out.append(render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, sentence=sentence,
+                          where="opening text", count=count_word(len(rel.candidates)), extreme=rel.extreme,
+                          measure=rel.measure))
+    return out
+
+
+def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageContext) -> str:
+    """A hop's clue (issue 21): the hop's wording, which the solver must read to this page and no
+    other (every thing the sentence names that could be of the kind is a reading), then the
+    question, which it must read to this value; no wording whose words a search answers (the skip
+    probe: the page among the top ten results of a search for the clue's words) or that names,
+    quotes or states what it asks."""
+    from pipeline.agents.solver import Ambiguous, Solver, Unsolvable, readings_of
+    from pipeline.stages.hops import probe_finds
+    solver = Solver(ctx.toolbox)
+    n, origin_url = stop.index + 1, leg.stops[stop.transition.from_stop].page_url
+    origin, page = solver.fetch(n, origin_url), solver.fetch(n, stop.page_url)
+    if origin is None or page is None:
+        raise Rejected(f"verbalize: the pages of hop {n} cannot be fetched")
+    problems: list[str] = []
+    for hop in hop_phrases(leg, stop, names, origin):
+        try:
+            reached = solver.hop_pages(n, hop, origin_url)
+        except (Ambiguous, Unsolvable) as exc:
+            problems.append(f"{hop[:60]!r}: {exc}")
+            continue
+        if [p["url"] for p in reached] != [page["url"]]:
+            problems.append(f"{hop[:60]!r}: leads to {[p['title'] for p in reached]}")
+            continue
+        for ask in ask_options(stop, names, page):
+            text = render("page.j2", first=False, bridge="hop", hop=hop, ask=ask, variant=variant)
+            if leak := find_leak(text, names):
+                problems.append(f"{text[:60]!r}: names {leak!r}")
+                continue
+            if stop.extraction and stop.extraction.sentence and quoted_run(text, stop.extraction.sentence):
+                problems.append(f"{text[:60]!r}: quotes the sentence of its fact")
+                continue
+            if value_shown(stop.value, [text]):
+                problems.append(f"{text[:60]!r}: states the value itself")
+                continue
+            if probe_finds(ctx, skip_probe_words(text), stop.page_title):
+                problems.append(f"{text[:60]!r}: a search with its words finds the page")
+                continue
+            try:
+                readings = readings_of(n, reached, ask, solver.country_teller(n))
+            except Ambiguous as exc:
+                problems.append(f"{ask[:60]!r}: {exc}")
+                continue
+            if readings == {page["url"]: stop.value}:
+                return text
+            problems.append(f"{ask[:60]!r}: the solver reads {readings or 'nothing'}")
+    raise Rejected(f"verbalize: no wording of hop {n} is walkable and unambiguous "
+                   f"({len(problems)} tried: {'; '.join(problems[:3])})")
+
+
+def skip_probe_words(clue: str) -> str:
+    """The skip probe's query (issue 21): a clue's own words, its references to earlier clues left out."""
+    return " ".join(re.sub(r"\bclues? \d+(?:(?:, | and )\d+)*", " ", clue).split())
 
 
 def input_phrase(leg: Leg, i: int) -> str:

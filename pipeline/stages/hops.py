@@ -1,0 +1,165 @@
+"""Hops (issue 21): how plan walks from each page of a route to the next through the page before.
+
+A page's hops are the pages it leads to by a relation only reading it resolves
+(``model.Relation``): the one thing of a kind that a stated sentence names (``named``), the thing its
+infobox gives for a label (``infobox``), or, of the countries a sentence names, the one with the
+largest or smallest area or population (``choice``, which needs a lookup per country). Each hop is
+kept only if a careful reader has one reading of it:
+
+* named: of every snapshot page the sentence names, the target alone could be taken for the kind
+  (``clues.could_be``: its word or a word of its class, "town" for "city"), and no capitalised
+  name in the sentence holds the kind's noun ("the river" beside "Bafing River");
+* choice: the sentence names two to five countries (``execute.countries_named``: none inside a
+  longer name, no region, continent or former state beside them) whose figures differ;
+* and (checked by verbalize on the whole clue) a search with the clue's words does not find the
+  target among its top ten results (the skip probe): the clue must be walked, not looked up.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from pipeline.clues import EXTREMES, MEASURE_TOOL, MEASURES, could_be, kind_of, noun_of
+from pipeline.execute import countries_named, country_known, get_path
+from pipeline.model import Relation
+from pipeline.stages.base import StageContext
+from pipeline.stages.crawl import titles_named
+from pipeline.stages.facts import SENTENCE_SPLIT
+from pipeline.tools.registry import TRANSIENT_FAILURES
+
+PROBE_RESULTS = 10      # the skip probe: a hop whose kind words find its target this high is a look-up
+MAX_CHOICES = 5         # a sentence naming more countries than this is a list, not a choice
+MIN_GAP = 0.05          # a choice's figures differ by at least this share, so data drift cannot swap them
+
+
+@dataclass(frozen=True)
+class Hop:
+    target: str          # the title of the page the hop leads to
+    relation: Relation
+
+
+def sentences(block: str) -> list[str]:
+    """A block's sentences as the clue counts them (``facts.SENTENCE_SPLIT``)."""
+    return [s.strip() for s in SENTENCE_SPLIT.split(block or "")]
+
+
+def _readable(sentence: str) -> bool:
+    return 20 <= len(sentence) <= 400 and sentence.count('"') % 2 == 0
+
+
+def probe_finds(ctx: StageContext, query: str, title: str) -> bool:
+    """The skip probe: does a search for ``query`` show the page titled ``title`` in its top ten?"""
+    def search() -> list[str]:
+        result = ctx.toolbox.call("web_search", {"query": query, "num_results": PROBE_RESULTS})
+        return [h["title"] for h in result.data.get("results", [])] if result.ok else []
+    return title in ctx.memo(f"probe|{query}", search)
+
+
+def named_hops(page, ctx: StageContext) -> list[Hop]:
+    """The pages a sentence of the opening text names, each the only thing of its kind there. The
+    kind is the target's description's head ("monotheistic religion"), or its bare noun ("religion")
+    where a search for the longer words would find the page."""
+    out: list[Hop] = []
+    for sentence in sentences(page.lead):
+        if not _readable(sentence):
+            continue
+        text = re.sub(r"(?<=\w)['’]s\b", "", sentence.rstrip("."))   # "Fuzuli's work": Fuzuli is named
+        named = [t for t in titles_named(text, ctx) if t != page.title]
+        pages = {t: ctx.page(t) for t in named}
+        for title, target in pages.items():
+            full = kind_of(target.description) if target else None
+            if full is None or title in out_titles(out):
+                continue
+            others = [p for t, p in pages.items() if t != title and p is not None]
+            for kind in [full]:
+                if any(could_be(kind, p.description, p.infobox_type) for p in others):
+                    break   # two things of that kind in the sentence
+                if _unpaged_namesake(sentence, title, kind):
+                    break
+                if could_be(kind, "country") and countries_named(sentence, country_known) in (None, []):
+                    break   # a region or former state beside it: a reader may take that for the country
+                out.append(Hop(title, Relation(kind="named", noun=kind, section="", sentence=sentence)))
+                break
+    return out
+
+
+def out_titles(hops: list[Hop]) -> set[str]:
+    return {h.target for h in hops}
+
+
+def _unpaged_namesake(sentence: str, title: str, kind: str) -> bool:
+    """Does the sentence hold, outside the target's name, a capitalised name with the kind's noun
+    ("Bafing River" where the clue asks for the river)? A reader could take that one."""
+    noun = noun_of(kind)
+    rest = sentence.replace(title, " ")
+    return bool(re.search(rf"(?:\b[A-Z][\w'-]+\s+{noun.capitalize()}s?\b|\b{noun.capitalize()}s?\s+(?:of\s+)?[A-Z])",
+                          rest))
+
+
+def infobox_hops(page, ctx: StageContext) -> list[Hop]:
+    """The pages the infobox gives by name for a label no other field of it carries."""
+    out: list[Hop] = []
+    labels = [f.label for f in page.infobox]
+    for f in page.infobox:
+        if f.kind != "text" or labels.count(f.label) != 1 or not f.text:
+            continue
+        name = " ".join(f.text.split())
+        title = ctx.store.resolve(name)
+        if title is None or title == page.title or name != title:
+            continue
+        target = ctx.page(title)
+        kind = kind_of(target.description) if target else None
+        if kind is None:
+            continue
+        out.append(Hop(title, Relation(kind="infobox", noun=kind, label=f.label)))
+    return out
+
+
+def choice_hops(page, ctx: StageContext) -> list[Hop]:
+    """Of the countries a sentence of the opening text names, the one with the largest or smallest
+    area or population (the agent looks each up)."""
+    out: list[Hop] = []
+    for sentence in sentences(page.lead):
+        if not _readable(sentence):
+            continue
+        names = countries_named(sentence, country_known)
+        if not names or not 2 <= len(names) <= MAX_CHOICES or len(set(names)) != len(names):
+            continue
+        titles = {n: ctx.store.resolve(n) for n in names}
+        if any(t is None or t == page.title for t in titles.values()):
+            continue
+        for measure in MEASURES:
+            figures = {n: _figure(ctx, measure, n) for n in names}
+            if any(v is None for v in figures.values()):
+                continue
+            ranked = sorted(figures.values())
+            if any(b - a < MIN_GAP * b for a, b in itertools.pairwise(ranked)):
+                continue   # two figures too close to tell apart safely
+            for extreme in EXTREMES:
+                pick = max(figures, key=figures.get) if extreme == "largest" else min(figures, key=figures.get)
+                out.append(Hop(titles[pick], Relation(kind="choice", noun="country", section="", sentence=sentence,
+                                                      measure=measure, extreme=extreme, candidates=list(names))))
+    return out
+
+
+def _figure(ctx: StageContext, measure: str, country: str) -> float | None:
+    tool, figure = MEASURE_TOOL[measure]
+
+    def look_up():
+        result = ctx.toolbox.call(tool, {"country": country})
+        return get_path(result.data, figure) if result.ok else None
+    try:
+        return ctx.memo(f"measure|{measure}|{country}", look_up)
+    except TRANSIENT_FAILURES:
+        return None
+
+
+def hops_from(title: str, ctx: StageContext) -> list[Hop]:
+    """Every hop out of a page, in the page's order (named, infobox, choice); memoised per context."""
+    def compute() -> list[Hop]:
+        page = ctx.page(title)
+        if page is None:
+            return []
+        return named_hops(page, ctx) + infobox_hops(page, ctx) + choice_hops(page, ctx)
+    return ctx.memo(f"hops|{title}", compute)
