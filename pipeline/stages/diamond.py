@@ -14,11 +14,12 @@ from pipeline.stages.prevalidate import compose_finish
 
 
 def _signature(stop: Stop) -> tuple:
-    """What makes two roadblocks the same question: template, inputs and drawn parameters."""
+    """What makes two roadblocks the same question (issue 21): template and inputs; the drawn parameters
+    do not count (airports within 20 and within 40 km of one capital are one search)."""
     if stop.kind != "roadblock":
         return ("", stop.index)
     spec = stop.roadblock
-    return (stop.template, tuple(spec.inputs if spec else ()), tuple(sorted((spec.params if spec else {}).items())))
+    return (stop.template, tuple(spec.inputs if spec else ()))
 
 
 def run(leg: Leg, ctx: StageContext) -> Leg:
