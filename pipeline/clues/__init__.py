@@ -54,6 +54,10 @@ def kind_of(description: str | None) -> str | None:
     Africa" -> "river"): names, numbers and demonyms left out; None when nothing plain is left or the
     word is too vague to pick a thing out."""
     head = _HEAD_CUT.split(" ".join((description or "").split()), maxsplit=1)[0].strip()
+    head = re.sub(r"^(?:An?|The|One)\s+", "", head)   # "A subregion of ..."
+    if re.match(r"^[A-Za-z]+ing\b", head) and not re.match(r"^(?:building|painting|kingdom|ring|spring)\b", head,
+                                                             re.IGNORECASE):
+        return None   # "Founding of the United States": an act, not a thing to go to
     words: list[str | None] = []
     for i, w in enumerate(head.split()):
         if i > 0 and len(w) > 4 and re.fullmatch(r"[a-z]+(?:ed|ing|en)", w):
