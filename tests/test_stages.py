@@ -120,7 +120,10 @@ def test_diamonds_add_three_stops_each_and_leave_linear_legs_alone(ctx):
 
 def test_golden_records_every_tool_call_with_provenance(ctx):
     leg = first_leg_through(ctx, "medium", "dag", [crawl, plan, build, prevalidate, link, diamond, golden])
-    expected = len(leg.stops_of(ROUTE_INFO)) + sum(len(s.tool_chain) for s in leg.stops)
+    # a page stop: its fetch, and before it a lookup per country of a choice hop
+    lookups = sum(len(s.transition.relation.candidates) for s in leg.stops_of(ROUTE_INFO)
+                  if s.transition and s.transition.relation and s.transition.relation.kind == "choice")
+    expected = len(leg.stops_of(ROUTE_INFO)) + lookups + sum(len(s.tool_chain) for s in leg.stops)
     assert len(leg.trace) == expected
     assert all(t.provenance for t in leg.trace)
     assert leg.passcode == leg.stops[-1].value and 0 <= leg.passcode <= 9

@@ -44,8 +44,7 @@ KIND_CLASSES: tuple[frozenset[str], ...] = tuple(frozenset(c.split()) for c in (
 
 
 _DIRECTION = re.compile(r"(?:north|south|east|west)(?:east|west)?(?:ern)?|central")
-_NOUNS_IN_EST_TH = frozenset("forest conquest contest interest protest festival month path moth cloth myth earth "
-                             "mouth youth".split())
+_NOUNS_IN_EST_TH = frozenset(["forest", "conquest", "contest", "interest", "protest", "festival", "month", "path", "moth", "cloth", "myth", "earth", "mouth", "youth"])
 
 
 def kind_of(description: str | None) -> str | None:

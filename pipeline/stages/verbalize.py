@@ -23,6 +23,7 @@ import jinja2
 
 from pipeline import expressions
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
+from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED
 from pipeline.execute import countries_named, country_known
 from pipeline.model import (
     DETOUR,
@@ -427,6 +428,8 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
     if origin is None or page is None:
         raise Rejected(f"verbalize: the pages of hop {n} cannot be fetched")
     problems: list[str] = []
+    memo: dict = {}
+    coincidental: str | None = None
     for hop in hop_phrases(leg, stop, names, origin):
         try:
             reached = solver.hop_pages(n, hop, origin_url)
@@ -447,17 +450,28 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
             if value_shown(stop.value, [text]):
                 problems.append(f"{text[:60]!r}: states the value itself")
                 continue
-            if probe_finds(ctx, skip_probe_words(text), stop.page_title):
+            if probe_finds(ctx, skip_probe_words(text), stop.page_title) or probe_finds(
+                    ctx, skip_probe_words(hop), stop.page_title):
                 problems.append(f"{text[:60]!r}: a search with its words finds the page")
+                continue
+            exposure = [search_exposure(ctx, q, stop.value, stop.page_title, memo) for q in (text, hop)]
+            if PAGE in exposure:
+                problems.append(f"a search for {text[:60]!r}{SHOWN}")
                 continue
             try:
                 readings = readings_of(n, reached, ask, solver.country_teller(n))
             except Ambiguous as exc:
                 problems.append(f"{ask[:60]!r}: {exc}")
                 continue
-            if readings == {page["url"]: stop.value}:
+            if readings != {page["url"]: stop.value}:
+                problems.append(f"{ask[:60]!r}: the solver reads {readings or 'nothing'}")
+                continue
+            if ELSEWHERE not in exposure:
                 return text
-            problems.append(f"{ask[:60]!r}: the solver reads {readings or 'nothing'}")
+            coincidental = coincidental or text   # another page's snippet shows the value: only if nothing better
+    if coincidental is not None:
+        leg.metadata.setdefault("snippet_coincidences", []).append(n)
+        return coincidental
     raise Rejected(f"verbalize: no wording of hop {n} is walkable and unambiguous "
                    f"({len(problems)} tried: {'; '.join(problems[:3])})")
 
@@ -533,6 +547,9 @@ def parse_riddle(riddle: str) -> list[dict]:
         step = {"kind": "unparsed", "op": None, "refs": []}
         if text.startswith(("Start on", "Begin at", "Your journey starts")):
             step = {"kind": ROUTE_INFO, "op": "seed", "refs": []}
+        elif hop := (HOP_NAMED.match(text.split(". ")[0] + ".") or HOP_INFOBOX.match(text.split(". ")[0] + ".")
+                     or HOP_CHOICE.match(text.split(". ")[0] + ".")):
+            step = {"kind": ROUTE_INFO, "op": "hop", "refs": [int(hop.group(1))]}
         elif re.match(r"^(From|On|Leave) the page of clue (\d+)", text):
             step = {"kind": ROUTE_INFO, "op": LINK_FOLLOW, "refs": [int(re.search(r"clue (\d+)", text).group(1))]}
         elif text.startswith(("Search the web", "Look up, with a search", "Use a web search")):
@@ -572,6 +589,8 @@ def expected_steps(leg: Leg) -> list[dict]:
         if s.kind == ROUTE_INFO:
             if s.index == 0:
                 out.append({"kind": ROUTE_INFO, "op": "seed", "refs": []})
+            elif s.transition.relation is not None:
+                out.append({"kind": ROUTE_INFO, "op": "hop", "refs": [s.transition.from_stop + 1]})
             elif s.transition.kind == LINK_FOLLOW:
                 out.append({"kind": ROUTE_INFO, "op": LINK_FOLLOW, "refs": [s.transition.from_stop + 1]})
             else:
