@@ -345,7 +345,13 @@ def _plan(folder: _RunFolder, private: tuple[str, ...]) -> list[list[str]]:
     steps += [["file", os.path.join(folder.etc, "passwd"), "/etc/passwd"],
               ["file", os.path.join(folder.etc, "group"), "/etc/group"],
               ["dev", "/dev", ""], ["proc", "/proc", ""], ["tmpfs", "/tmp", ""], ["rw", folder.work, SANDBOX_WORKDIR]]
-    return steps
+    # A parent before its children: a private /tmp first, then an interpreter living under /tmp.
+    return sorted(steps, key=lambda step: _destination(step).split("/"))
+
+
+def _destination(step: list[str]) -> str:
+    kind, path, target = step
+    return target if kind in ("file", "rw") else path
 
 
 def _parents(path: str) -> list[str]:
@@ -356,7 +362,7 @@ def _parents(path: str) -> list[str]:
 def _bwrap_args(plan: list[list[str]]) -> list[str]:
     args: list[str] = []
     made: set[str] = set()   # folders of the new root made here (bwrap would make them 0700)
-    covered: list[str] = []  # mount points: what lies under them exists already
+    covered: list[str] = []  # host folders bound at their own path: what lies under them exists already
 
     def parents(path: str) -> None:
         for parent in _parents(path):
@@ -366,7 +372,7 @@ def _bwrap_args(plan: list[list[str]]) -> list[str]:
 
     masks: list[str] = []
     for kind, path, target in plan:
-        parents(path if kind != "file" and kind != "rw" else target)
+        parents(_destination([kind, path, target]))
         if kind == "link":
             args.extend(["--symlink", target, path])
         elif kind == "ro":
@@ -385,7 +391,8 @@ def _bwrap_args(plan: list[list[str]]) -> list[str]:
             args.extend(["--perms", "1777", "--tmpfs", path])
         elif kind == "rw":
             args.extend(["--bind", path, target])
-        covered.append(target if kind in ("file", "rw") else path)
+        if kind == "ro":
+            covered.append(path)
     for path in masks:
         args.extend(["--remount-ro", path])
     return args + ["--remount-ro", "/"]
@@ -473,7 +480,7 @@ for point in sorted(set(points), key=lambda p: p.split("/")):
     if point in writable or (point.startswith("/proc") and point not in readonly_proc):
         continue
     mount("none", point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | (0 if point.startswith("/dev") else MS_NODEV))
-os.chdir(plan[-1][2])
+os.chdir([target for kind, _, target in plan if kind == "rw"][0])  # the work folder
 # This process stays the namespace's first process (as bwrap's own init does): the code runs as
 # its child, so it gets the signals any process gets (an init ignores SIGXCPU, SIGTERM...), and
 # its end ends the namespace, everything in it killed before this process is reaped.
