@@ -279,7 +279,8 @@ def sandbox_mounts(private: tuple[str, ...] = ()) -> list[Mount]:
         elif os.path.isdir(path):
             system.append(path)
     system += [p for p in SYSTEM_FILES if os.path.isfile(p)]
-    reach = [os.path.realpath(p) for p in system] + [p for p in system]  # folders the code can walk in
+    # Folders the code walks in already (a path through /lib -> usr/lib lands in the bound /usr).
+    reach = [os.path.realpath(p) for p in system] + system + [m.path for m in steps]
     hidden = _private_paths(private)
     interpreter = [p for p in _outermost(_path_variants(_interpreter_candidates()))
                    if not any(_under(p, s) for s in reach)
@@ -644,21 +645,23 @@ def _kill(proc: subprocess.Popen, isolation: str) -> None:
     Sandboxed, the launcher's child is the first process of the run's PID namespace and the code
     its child: killing the code ends the first process, which makes the kernel kill everything in
     the namespace, and the first process is reaped (so the launcher exits) only when all of it is
-    gone. Killing the launcher first would leave the namespace dying on its
-    own while the run folder is removed (the old order, and a folder left behind)."""
+    gone. Killing the launcher first (the old order) left the namespace to die on its own, its
+    processes possibly still writing while the run folder was being removed."""
     if isolation != "none":
         first = _children(proc.pid)
         # The code itself (and orphans reparented to the first process): the first process then
         # ends as it does when the code ends by itself, and the launcher reports it quietly.
-        for pid in [g for child in first for g in _children(child)] or first:
+        targets = [g for child in first for g in _children(child)] or first
+        for pid in targets:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        if targets:  # (none yet: the launcher is still building the root, the group kill below is enough)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
