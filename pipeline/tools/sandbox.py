@@ -59,6 +59,7 @@ from functools import cache
 from pathlib import Path
 from typing import Self
 
+from pipeline.config import PROJECT_ROOT
 from pipeline.tools.registry import ToolUnavailable
 
 SANDBOX_WORKDIR = "/tmp/work"
@@ -123,8 +124,6 @@ def _works(isolation: str) -> bool:
     namespaces, the interpreter must start inside, and what it sees must be the sandbox's."""
     if isolation == "none":
         return True
-    from pipeline.config import PROJECT_ROOT
-
     code = _PROBE.format(workdir=SANDBOX_WORKDIR, project=str(PROJECT_ROOT))
     with _RunFolder("legwork-probe-") as folder:
         try:
@@ -199,8 +198,6 @@ def interpreter_paths(hidden_roots: tuple[str, ...] = HIDDEN_ROOTS, other_filesy
     Kept: real paths (a venv's ``bin/python`` is a symlink) under one of ``hidden_roots`` (never
     a hidden root itself), plus with ``other_filesystems`` those on another filesystem than ``/``
     (an overlay of ``/`` does not show them); no folder inside another one of the list."""
-    from pipeline.config import PROJECT_ROOT
-
     root_dev = os.stat("/").st_dev
     found: set[str] = set()
     for variant in _path_variants(_interpreter_candidates() + [str(PROJECT_ROOT)]):
@@ -247,8 +244,6 @@ def _outermost(paths) -> list[str]:
 def _private_paths(extra: tuple[str, ...] = ()) -> list[str]:
     """What the code must never see even if it lies under a bound folder: the project checkout
     (its data/, snapshots, caches), the home folders, and whatever the caller adds."""
-    from pipeline.config import PROJECT_ROOT
-
     paths = [str(PROJECT_ROOT), str(Path.home()), "/root", "/home", *map(str, extra)]
     return sorted({os.path.realpath(p) for p in paths if p and os.path.realpath(p) != "/"})
 
