@@ -7,6 +7,7 @@ import queue
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import urllib.error
 import urllib.request
@@ -161,6 +162,71 @@ def test_one_call_per_family_answers_like_the_registry(world, session):
     assert answers["calculator"]["numeric"] == 1028
     sandbox = answers["python_execute_code"]
     assert sandbox["stdout"] == "no network\n42\n" and sandbox["isolation"] != "none"
+
+
+# ---- agent code sees nothing of the server's host ---------------------------------------------------
+ANSWER_PROBE = """import json, os, sqlite3
+import pyarrow.parquet as pq
+for name, read in [
+    ("beside", lambda: json.load(open({beside!r}))["passcode"]),
+    ("beside-relative", lambda: json.load(open("../answers.json"))["passcode"]),
+    ("in-cwd", lambda: json.load(open({in_cwd!r}))["passcode"]),
+    ("dataset", lambda: pq.read_table({legs!r}).column("passcode").to_pylist()),
+    ("cache", lambda: sqlite3.connect("file:" + {cache!r} + "?mode=ro", uri=True)
+                      .execute("SELECT count(*) FROM sqlite_master").fetchall()),
+    ("listing", lambda: os.listdir({cwd!r})),
+]:
+    try:
+        print(name, "ESCAPED", read())
+    except Exception as exc:
+        print(name, "blocked", type(exc).__name__)
+"""
+
+
+def test_agent_code_cannot_read_the_answers_beside_the_server(world):
+    """A leg raced through the server, its answer file (JSON with the passcode) beside the server's
+    working folder and in it, the served dataset and the cache at hand: python_execute_code through
+    the server reads none of them, where the same code run by the server's user reads them all.
+    Outside /tmp on purpose: the sandbox's private /tmp hid /tmp before the root was rebuilt."""
+    from pipeline.race import trial_dir_name
+
+    leg = world["leg"]
+    base = Path(tempfile.mkdtemp(prefix="legwork-test-mcp-", dir="/var/tmp"))
+    try:
+        cwd, run = base / "server", base / "run"
+        cwd.mkdir()
+        shutil.copytree(world["run"], run)
+        cache = base / "cache.sqlite"
+        shutil.copy(world["cache"], cache)
+        answer = json.dumps({"leg_id": leg.leg_id, "passcode": leg.passcode})
+        (base / "answers.json").write_text(answer)
+        (cwd / "answers.json").write_text(answer)
+        code = ANSWER_PROBE.format(beside=str(base / "answers.json"), in_cwd=str(cwd / "answers.json"),
+                                   legs=str(run / "legs.parquet"), cache=str(cache), cwd=str(cwd))
+        control = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, check=False,
+                                 timeout=120)
+        assert control.stdout.count("ESCAPED") == 6, control.stdout + control.stderr
+        assert f"beside ESCAPED {leg.passcode}\n" in control.stdout
+
+        meta = {"legwork/trial_id": trial_dir_name("prober", leg.leg_id, 0), "legwork/leg_id": leg.leg_id,
+                "legwork/agent": "prober"}
+
+        async def scenario(client):
+            first = leg.trace[0]
+            raced = await client.call_tool(first.tool, first.args, meta=meta)  # racing the leg
+            return raced, await client.call_tool("python_execute_code", {"code": code}, meta=meta)
+
+        env = {**server_env(world["cache"]), "LEGWORK_CACHE": str(cache)}
+        server = StdioServerParameters(command=sys.executable, env=env, cwd=str(cwd),
+                                       args=["-m", "pipeline.tools", "serve", "--dataset", str(run),
+                                             "--log-dir", str(base / "runs")])
+        raced, probed = run_client(server, scenario)
+        assert not raced.is_error and not probed.is_error, probed.content
+        data = json.loads(probed.content[0].text)
+        assert data["isolation"] != "none" and data["exit_code"] == 0, data
+        assert "ESCAPED" not in data["stdout"] and data["stdout"].count(" blocked ") == 6, data["stdout"]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 # ---- errors are tool errors, never crashes ---------------------------------------------------------

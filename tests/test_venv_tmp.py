@@ -59,8 +59,8 @@ def test_the_copy_really_runs_from_tmp(tmp_venv):
 def test_execute_code_from_a_venv_under_tmp(tmp_venv, isolation, tmp_path):
     python, project = tmp_venv
     code = ("import os, sys\nprint(6*7)\nprint(sorted(os.listdir('/tmp')))\n"
-            f"print(os.path.isdir({str(project)!r}))\n"
-            f"try:\n    open({str(project / 'pipeline' / 'x.txt')!r}, 'w')\nexcept OSError as exc:\n"
+            f"print(os.path.isdir({str(project)!r}), sys.prefix == {str(python.parent.parent)!r})\n"
+            "try:\n    open(sys.prefix + '/x.txt', 'w')\nexcept OSError as exc:\n"
             "    print(exc.strerror)\n")
     done = _run(python, project, ["-m", "pipeline.tools", "--cache", str(tmp_path / "c.sqlite"), "call",
                                   "python_execute_code", json.dumps({"code": code})],
@@ -70,9 +70,10 @@ def test_execute_code_from_a_venv_under_tmp(tmp_venv, isolation, tmp_path):
     assert result["isolation"] == isolation and result["exit_code"] == 0, result
     answer, listing, sees_project, write = result["stdout"].splitlines()
     assert answer == "42"
-    # the host's /tmp stays hidden: only the work folder and the one folder holding venv and clone
+    # the host's /tmp stays hidden: only the work folder and the path to the venv; the venv is
+    # there (read-only), the project beside it is not (agent code sees no checkout)
     assert json.loads(listing.replace("'", '"')) == sorted(["work", project.parent.name])
-    assert sees_project == "True" and write == "Read-only file system"
+    assert sees_project == "False True" and write == "Read-only file system"
 
 
 @pytest.mark.skipif(not sandbox_available(), reason="the OS-task sandbox needs root, unshare and overlayfs")

@@ -34,7 +34,7 @@ def execute_in_sandbox(args: dict, settings=None) -> dict:
 
     allow = bool(getattr(settings, "sandbox_allow_unisolated", False))
     result = run_python(args["code"], timeout_s=float(args.get("timeout_s", 10)), allow_unisolated=allow,
-                        isolation=getattr(settings, "sandbox_isolation", None))
+                        isolation=getattr(settings, "sandbox_isolation", None), private=_private_folders(settings))
     return {
         "stdout": result.stdout, "stderr": result.stderr, "exit_code": result.exit_code,
         "timed_out": result.timed_out, "isolation": result.isolation, "units": {},
@@ -42,6 +42,14 @@ def execute_in_sandbox(args: dict, settings=None) -> dict:
         "source": f"local sandbox ({_ISOLATION_NAMES[result.isolation]}), "
                   f"{platform.python_implementation()} {platform.python_version()}",
     }
+
+
+def _private_folders(settings) -> tuple[str, ...]:
+    """The served data (snapshot, tool world, the cache's and the tool log's folders): masked in the
+    sandbox should they lie under a folder it binds (the sandbox binds none of them otherwise)."""
+    paths = [getattr(settings, name, None) for name in ("snapshot_dir", "world_dir")]
+    paths += [p.parent for p in (getattr(settings, "cache_path", None), getattr(settings, "tool_log", None)) if p]
+    return tuple(str(p) for p in paths if p)
 
 
 @implements("python_execute_code", "offline")
