@@ -228,9 +228,38 @@ def check_bridges(leg: Leg) -> list[str]:
     return errors
 
 
+HOP_QUOTE_RUN = 6   # a clue sharing this many consecutive words with its page's text quotes it
+
+
+def check_hops(leg: Leg, fetch_page: Callable[[str], dict | None]) -> list[str]:
+    """Every hop is walked, not looked up (issue 21): the clue of a page stop after the seed names no
+    verbatim key of its page: not its title (invariant 5), not its short description, no run of
+    ``HOP_QUOTE_RUN`` words of its opening text; and a hop through the page before says so."""
+    if leg.plan is None:
+        return []   # an imported leg (AAR) keeps the bridges of its source
+    clues = {c.stop: c.text for c in leg.clues}
+    errors = []
+    for stop in leg.stops:
+        if stop.kind != ROUTE_INFO or stop.index == 0:
+            continue
+        text = clues.get(stop.index, "")
+        if stop.transition is None or stop.transition.relation is None:
+            errors.append(f"page stop {stop.index} ({stop.page_title}) is not reached through the page before")
+            continue
+        page = fetch_page(stop.page_url) or {}
+        description = " ".join((page.get("description") or "").split()).rstrip(".")
+        if len(description.split()) >= 2 and description.lower() in text.lower():
+            errors.append(f"clue {stop.index + 1} quotes the short description of its page: {description!r}")
+        words = [re.findall(r"\w+", t.lower()) for t in (text, page.get("lead") or "")]
+        runs = {tuple(words[1][i:i + HOP_QUOTE_RUN]) for i in range(len(words[1]) - HOP_QUOTE_RUN + 1)}
+        if any(tuple(words[0][i:i + HOP_QUOTE_RUN]) in runs for i in range(len(words[0]) - HOP_QUOTE_RUN + 1)):
+            errors.append(f"clue {stop.index + 1} quotes the opening text of its page")
+    return errors
+
+
 def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simulated: bool,
               fetch_page: Callable[[str], dict | None]) -> dict[str, list[str]]:
-    """Every invariant by number (1-10, as in the README); a key with an empty list holds."""
+    """Every invariant by number (1-11, as in the README); a key with an empty list holds."""
     checks = {
         "1_dag": lambda: check_dag(leg, preset),
         "2_counts": lambda: check_counts(leg, preset),
@@ -242,6 +271,7 @@ def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simu
         "8_places": lambda: check_places(leg),
         "9_route_inputs": lambda: check_route_inputs(leg),
         "10_bridges": lambda: check_bridges(leg),
+        "11_hops": lambda: check_hops(leg, fetch_page),
     }
     out = {}
     for name, check in checks.items():

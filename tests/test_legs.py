@@ -138,6 +138,18 @@ def test_invariants_catch_a_copied_literal_a_dead_stop_and_a_title_leak(tmp_path
     page = next(s for s in orphan.stops if s.kind == "route_info" and s.page_title != orphan.seed_title)
     page.transition.from_stop = None
     assert "10_bridges" in invariant_failures(orphan, ctx)
+    assert "11_hops" not in invariant_failures(leg, ctx)
+    for key in ("description", "lead"):   # a hop clue quoting a key of its page: a look-up, not a hop
+        looked_up = Leg.from_json(leg.to_json())
+        page = next(s for s in looked_up.stops if s.kind == "route_info" and s.index > 0)
+        fetched = ctx.toolbox.call("fetch_webpage", {"url": page.page_url}).data
+        quote = fetched[key] if key == "description" else " ".join(fetched["lead"].split()[:8])
+        clue = next(c for c in looked_up.clues if c.stop == page.index)
+        clue.text += f' It is the page that reads "{quote}".'
+        assert "11_hops" in invariant_failures(looked_up, ctx), key
+    unhopped = Leg.from_json(leg.to_json())   # a page reached by a look-up, not through the page before
+    next(s for s in unhopped.stops if s.kind == "route_info" and s.index > 0).transition.relation = None
+    assert "11_hops" in invariant_failures(unhopped, ctx)
 
 
 def test_reindex_rewrites_every_reference():

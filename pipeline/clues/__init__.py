@@ -111,10 +111,10 @@ EXTREMES = ("largest", "smallest")
 MEASURE_TOOL = {"area": ("countries_area", "area_km2"), "population": ("countries_population", "population")}
 _SENTENCE = r'(?:the (\w+) sentence|the sentence that begins with the words "(.*?)")'
 _BLOCK = r'(?:(opening text)|section "(.*?)"|(\w+) section)'
-HOP_NAMED = re.compile(rf"^From the page of clue (\d+), go to the page of the ([a-z' -]+?) that {_SENTENCE} of its "
+HOP_NAMED = re.compile(rf"^From the page you read for clue (\d+), go to the page of the ([a-z' -]+?) that {_SENTENCE} of its "
                        rf"{_BLOCK} names\.$", re.DOTALL)
-HOP_INFOBOX = re.compile(r'^From the page of clue (\d+), go to the page of the ([a-z\' -]+?) that its infobox gives '
+HOP_INFOBOX = re.compile(r'^From the page you read for clue (\d+), go to the page of the ([a-z\' -]+?) that its infobox gives '
                          r'for "(.*?)"\.$', re.DOTALL)
-HOP_CHOICE = re.compile(rf"^On the page of clue (\d+), {_SENTENCE} of its {_BLOCK} names (\w+) countries: go to the "
+HOP_CHOICE = re.compile(rf"^On the page you read for clue (\d+), {_SENTENCE} of its {_BLOCK} names (\w+) countries: go to the "
                         rf"page of the one with the ({'|'.join(EXTREMES)}) ({'|'.join(MEASURES)}), as the country "
                         rf"statistics give it\.$", re.DOTALL)

@@ -11,6 +11,7 @@ import re
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
+from pipeline.execute import NOT_NAMES
 from pipeline.model import LEVELS, VARIANTS, Crawl, Leg
 from pipeline.snapshot.language import in_language
 from pipeline.snapshot.page import title_to_url
@@ -56,9 +57,11 @@ def titles_named(text: str, ctx: StageContext, limit: int = 1000) -> list[str]:
             continue
         title = " ".join(match)
         following = words[i + len(match)] if i + len(match) < len(words) else ""
-        if following[:1].isupper() and not words[i + len(match) - 1].endswith("."):
-            i += 1   # part of a longer name ("Second" in "Second World War"): not a mention of the page
-            continue
+        preceding = words[i - 1] if i else ""
+        if (following[:1].isupper() and not words[i + len(match) - 1].endswith(".")) or (
+                preceding[:1].isupper() and not preceding.endswith(".") and preceding not in NOT_NAMES | {"The"}):
+            i += 1   # part of a longer name ("Second" in "Second World War", "Southeast Asia" in "Maritime
+            continue  # Southeast Asia"): not a mention of the page
         if title not in found and title in ctx.store:
             found.append(title)
         i += len(match)
