@@ -66,7 +66,8 @@ class Extraction:
 class Relation:
     """How a hop's clue names the next page through the page before it (issue 21): never by a key of
     the target (title, short description, a sentence of it), only by what it is and where the page
-    before names it. ``named``: the one thing of kind ``noun`` that a sentence names; ``infobox``:
+    before names it. ``named``: the one thing of kind ``noun`` that a sentence names (or, where it
+    names several, the ``position``-th of them in the sentence's order); ``infobox``:
     the thing of kind ``noun`` the infobox gives for ``label``; ``choice``: of the countries a
     sentence names, the one with the ``extreme`` (largest | smallest) ``measure`` (area |
     population) as the country statistics give it, which the agent must look up for each."""
@@ -77,7 +78,9 @@ class Relation:
     label: str | None = None        # infobox: the field's label
     measure: str | None = None      # choice: area | population
     extreme: str | None = None      # choice: largest | smallest
-    candidates: list[str] = field(default_factory=list)  # choice: the countries the sentence names, in order
+    candidates: list[str] = field(default_factory=list)  # choice: the countries the sentence names, in order;
+                                                         # named with ``position``: the things of the kind it names
+    position: int | None = None     # named: the target is the position-th (1-based) of ``candidates``
 
 
 @dataclass

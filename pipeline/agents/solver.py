@@ -23,7 +23,7 @@ from typing import Any
 
 from pipeline import expressions
 from pipeline.catalog import roadblock_templates
-from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, MEASURE_TOOL, could_be
+from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, MEASURE_TOOL, could_be, singular
 from pipeline.execute import (
     NAME_RUN,
     NOT_NAMES,
@@ -268,19 +268,26 @@ class Solver:
                 raise Unsolvable(f"clue {n}: the infobox's {label!r} is no {kind} with a page")
             return [page]
         if m := HOP_NAMED.match(bridge):
-            _, kind, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
-            found: dict[str, dict] = {}
+            _, nth, count, kind, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
+            kind = singular(kind) if nth else kind
+            found: dict[str, dict] = {}   # url -> page, in the order the sentence first names them
             for sentence in chosen_sentences(origin, lead, title, section_ordinal, sentence_ordinal, opening):
                 for name in names_in(sentence):
                     page = self.fetch(n, title_to_url(name)) if name != origin.get("title") else None
                     if page and page["url"] != origin["url"] and could_be(kind, page.get("description"),
                                                                          page.get("infobox_type")):
-                        found[page["url"]] = page
-            if len(found) > 1:
-                raise Ambiguous(f"clue {n}: {len(found)} things the sentence names could be the {kind}", sorted(found))
-            if not found:
+                        found.setdefault(page["url"], page)
+            pages = list(found.values())
+            if nth:   # "the second of the three cities": that many, in the sentence's order
+                if len(pages) != count_value(count) or not (k := ordinal_value(nth)) or k > len(pages):
+                    raise Ambiguous(f"clue {n}: the sentence names {len(pages)} things that could be a {kind}, "
+                                    f"not {count}", sorted(found))
+                return [pages[k - 1]]
+            if len(pages) > 1:
+                raise Ambiguous(f"clue {n}: {len(pages)} things the sentence names could be the {kind}", sorted(found))
+            if not pages:
                 raise Unsolvable(f"clue {n}: the sentence names no {kind} with a page")
-            return list(found.values())
+            return pages
         m = HOP_CHOICE.match(bridge)
         _, sentence_ordinal, opening, lead, title, section_ordinal, count, extreme, measure = m.groups()
         tool, figure = MEASURE_TOOL[measure]

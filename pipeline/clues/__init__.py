@@ -53,7 +53,7 @@ def kind_of(description: str | None) -> str | None:
     Africa" -> "river"): names, numbers and demonyms left out; None when nothing plain is left or the
     word is too vague to pick a thing out."""
     head = _HEAD_CUT.split(" ".join((description or "").split()), maxsplit=1)[0].strip()
-    head = re.sub(r"^(?:An?|The|One)\s+", "", head)   # "A subregion of ..."
+    head = re.sub(r"^(?:An?|The|One)\s+", "", head, flags=re.IGNORECASE)   # "A subregion of ..."
     if re.match(r"^[A-Za-z]+ing\b", head) and not re.match(r"^(?:building|painting|kingdom|ring|spring)\b", head,
                                                              re.IGNORECASE):
         return None   # "Founding of the United States": an act, not a thing to go to
@@ -76,6 +76,30 @@ def kind_of(description: str | None) -> str | None:
     if len(words) >= 2 and words[-2] and len(words) > 2 and words[-2] not in VAGUE:
         return f"{words[-2]} {noun}"   # a lowercase modifier inside the phrase: "religious text"
     return noun
+
+
+def plural(kind: str) -> str:
+    """A kind phrase in the plural ("city" -> "cities", "religious text" -> "religious texts")."""
+    head, _, noun = kind.rpartition(" ")
+    if re.search(r"[^aeiou]y$", noun):
+        noun = noun[:-1] + "ies"
+    elif re.search(r"(?:s|sh|ch|x|z)$", noun):
+        noun += "es"
+    else:
+        noun += "s"
+    return f"{head} {noun}".strip()
+
+
+def singular(kinds: str) -> str:
+    """``plural`` undone ("cities" -> "city"); the solver reads an ordinal hop's kind with it."""
+    head, _, noun = kinds.rpartition(" ")
+    if noun.endswith("ies"):
+        noun = noun[:-3] + "y"
+    elif re.search(r"(?:s|sh|ch|x|z)es$", noun):
+        noun = noun[:-2]
+    elif noun.endswith("s"):
+        noun = noun[:-1]
+    return f"{head} {noun}".strip()
 
 
 def noun_of(kind: str) -> str:
@@ -111,8 +135,8 @@ EXTREMES = ("largest", "smallest")
 MEASURE_TOOL = {"area": ("countries_area", "area_km2"), "population": ("countries_population", "population")}
 _SENTENCE = r'(?:the (\w+) sentence|the sentence that begins with the words "(.*?)")'
 _BLOCK = r'(?:(opening text)|section "(.*?)"|(\w+) section)'
-HOP_NAMED = re.compile(rf"^From the page you read for clue (\d+), go to the page of the ([a-z' -]+?) that {_SENTENCE} of its "
-                       rf"{_BLOCK} names\.$", re.DOTALL)
+HOP_NAMED = re.compile(rf"^From the page you read for clue (\d+), go to the page of the (?:(\w+) of the (\w+) )?"
+                       rf"([a-z' -]+?) that {_SENTENCE} of its {_BLOCK} names\.$", re.DOTALL)
 HOP_INFOBOX = re.compile(r'^From the page you read for clue (\d+), go to the page of the ([a-z\' -]+?) that its infobox gives '
                          r'for "(.*?)"\.$', re.DOTALL)
 HOP_CHOICE = re.compile(rf"^On the page you read for clue (\d+), {_SENTENCE} of its {_BLOCK} names (\w+) countries: go to the "

@@ -266,10 +266,14 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             (i, _), (j, _) = sorted(rng.sample(places, 2))
             choice = (rng.choice(["geocode_distance", "geocode_directions_duration"]), [i, j], j)
         if choice is None:   # any page's fact that some template takes (every roadblock has a route input)
-            takers = {i: _templates_for(s.fact.role, allow_sim, s.fact.unit, reserved) for i, s in enumerate(pages)}
+            takers = {i: [n for n in _templates_for(s.fact.role, allow_sim, s.fact.unit, reserved) if (n, (i,)) not in made]
+                      for i, s in enumerate(pages)}
             fed = sorted(i for i, names in takers.items() if names)
             if not fed:
                 break
+            # spread over the chain: the pages asked least so far first (issue 21: four questions of one country)
+            asked = {i: sum(q[1] == (i,) for q in made) for i in fed}
+            fed = [i for i in fed if asked[i] == min(asked.values())]
             i = fed[rng.randrange(len(fed))]
             choice = (takers[i][rng.randrange(len(takers[i]))], [i], i)
         name, input_pages, anchor = choice

@@ -57,30 +57,28 @@ def probe_finds(ctx: StageContext, query: str, title: str) -> bool:
 
 
 def named_hops(page, ctx: StageContext) -> list[Hop]:
-    """The pages a sentence of the opening text names, each the only thing of its kind there. The
-    kind is the target's description's head ("monotheistic religion"), or its bare noun ("religion")
-    where a search for the longer words would find the page."""
+    """The pages a sentence of the opening text names, each picked out by its kind: the only thing of
+    its kind there, or, where the sentence names several things that are all exactly of that kind
+    (each described by the same word, none by a word of its class only), the n-th of them in the
+    sentence's order."""
     out: list[Hop] = []
     for sentence in sentences(page.lead):
         if not _readable(sentence):
             continue
         text = re.sub(r"(?<=\w)['’]s\b", "", sentence.rstrip("."))   # "Fuzuli's work": Fuzuli is named
-        named = [t for t in titles_named(text, ctx) if t != page.title]
-        pages = {t: ctx.page(t) for t in named}
+        pages = {t: p for t in titles_named(text, ctx) if t != page.title and (p := ctx.page(t)) is not None}
         for title, target in pages.items():
-            full = kind_of(target.description) if target else None
-            if full is None or title in out_titles(out):
+            kind = kind_of(target.description)
+            if kind is None or title in out_titles(out) or _unpaged_namesake(sentence, title, kind):
                 continue
-            others = [p for t, p in pages.items() if t != title and p is not None]
-            for kind in [full]:
-                if any(could_be(kind, p.description, p.infobox_type) for p in others):
-                    break   # two things of that kind in the sentence
-                if _unpaged_namesake(sentence, title, kind):
-                    break
-                if could_be(kind, "country") and countries_named(sentence, country_known) in (None, []):
-                    break   # a region or former state beside it: a reader may take that for the country
+            if could_be(kind, "country") and countries_named(sentence, country_known) in (None, []):
+                continue   # a region or former state beside it: a reader may take that for the country
+            alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
+            if alike == [title]:
                 out.append(Hop(title, Relation(kind="named", noun=kind, section="", sentence=sentence)))
-                break
+            elif 2 <= len(alike) <= 4 and all(kind_of(pages[t].description) == kind for t in alike):
+                out.append(Hop(title, Relation(kind="named", noun=kind, section="", sentence=sentence,
+                                               candidates=alike, position=alike.index(title) + 1)))
     return out
 
 

@@ -23,7 +23,7 @@ import jinja2
 
 from pipeline import expressions
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
-from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED
+from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, plural
 from pipeline.execute import countries_named, country_known
 from pipeline.model import (
     DETOUR,
@@ -402,7 +402,7 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
 def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:
     """The ways a hop's clue may name its page through the page before (``templates/clues/hop.j2``),
     most telling first: the sentence by its rank or its first words."""
-    from pipeline.agents.solver import count_word
+    from pipeline.agents.solver import count_word, ordinal
     rel, from_clue = stop.transition.relation, stop.transition.from_stop + 1
     if rel.kind == "infobox":
         return [render("hop.j2", kind="infobox", from_clue=from_clue, noun=rel.noun, label=rel.label)]
@@ -410,7 +410,8 @@ def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[st
     for sentence in sentence_refs(origin.get("lead", ""), rel.sentence or "", names):
         out.append(render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, sentence=sentence,
                           where="opening text", count=count_word(len(rel.candidates)), extreme=rel.extreme,
-                          measure=rel.measure))
+                          measure=rel.measure, position=rel.position, nouns=plural(rel.noun),
+                          nth=ordinal(rel.position or 1)))
     return out
 
 
