@@ -103,6 +103,12 @@ COUNTRY_LIKE = frozenset((
     "Kingdom", "Empire", "Republic", "Union", "Confederation", "Federation", "Dynasty", "Caliphate", "Sultanate",
     "Khanate", "Principality", "Duchy", "Colony", "Protectorate",
 ))
+# territories the country data lists beside sovereign states (ISO 3166-1 codes): a reader asked for "the
+# countries" a sentence names may leave New Caledonia out or count it, so a sentence naming one asks for none
+DEPENDENT_TERRITORIES = frozenset("""
+AS AI AQ AW AX BL BM BQ BV CC CK CW CX EH FK FO GF GG GI GL GP GS GU HK HM IM IO JE KY MF MO MP MQ MS NC NF NU PF
+PM PN PR PS RE SH SJ SX TC TF TK TW UM VG VI WF XK YT
+""".split())
 COUNTRY_LIKE_RE = re.compile(r"(?<![\w-])(?:" + "|".join(sorted(map(re.escape, COUNTRY_LIKE), key=len, reverse=True))
                              + r")(?![\w-])")
 
@@ -135,9 +141,23 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
     rest = sentence
     for name in sorted(set(out), key=len, reverse=True):
         rest = rest.replace(name, " ")
-    if COUNTRY_LIKE_RE.search(rest) or any(name in COUNTRY_LIKE for name in out):
+    if COUNTRY_LIKE_RE.search(rest) or any(name in COUNTRY_LIKE or _dependent(name) for name in out):
         return None
+    if len({_canonical(name) for name in out}) != len(set(out)):
+        return None   # "Israel, officially the State of Israel": one country or two? (a blind racer counted two)
     return out
+
+
+def _canonical(name: str) -> str:
+    from pipeline.world.countries import country_table
+    found = country_table().lookup(name, allow_codes=False)
+    return found.iso2 if found is not None else name
+
+
+def _dependent(name: str) -> bool:
+    from pipeline.world.countries import country_table
+    found = country_table().lookup(name, allow_codes=False)
+    return found is not None and found.iso2 in DEPENDENT_TERRITORIES
 
 
 def country_known(name: str) -> bool:

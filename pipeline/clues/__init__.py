@@ -52,7 +52,11 @@ def kind_of(description: str | None) -> str | None:
     (1483–1556)" -> "poet", "Central religious text of Islam" -> "religious text", "River in West
     Africa" -> "river"): names, numbers and demonyms left out; None when nothing plain is left or the
     word is too vague to pick a thing out."""
-    head = _HEAD_CUT.split(" ".join((description or "").split()), maxsplit=1)[0].strip()
+    text = " ".join((description or "").split())
+    # "Political and economic union of 27 states": two modifiers joined by "and" before one noun
+    text = re.sub(r"^([A-Z][a-z]+) (?:and|or) ([a-z]+ (?!(?:of|in|on|from|for|at|by|with|and)\b)[a-z]+)\b", r"\1-\2",
+                  text)
+    head = _HEAD_CUT.split(text, maxsplit=1)[0].strip()
     head = re.sub(r"^(?:An?|The|One)\s+", "", head, flags=re.IGNORECASE)   # "A subregion of ..."
     if re.match(r"^[A-Za-z]+ing\b", head) and not re.match(r"^(?:building|painting|kingdom|ring|spring)\b", head,
                                                              re.IGNORECASE):
@@ -126,6 +130,20 @@ def could_be(kind: str, description: str | None, infobox_type: str | None = None
     """Could a careful reader take a page so described for a thing of ``kind``? Its description or
     infobox says the kind's noun or a word of its class ("town" for "city")."""
     return bool(page_words(description, infobox_type) & kin(noun_of(kind)))
+
+
+# ---- numbers a careful reader may count ------------------------------------------------------------------
+_NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions", "dozen", "dozens", "half"]
+DOUBTFUL_NUMBER = re.compile(r"(?<![\d.,]\s)(?<![\d.,])\b(?:" + "|".join(_NUMBER_WORDS) + r")\b"
+                             r"|\b\d+(?:st|nd|rd|th|s)\b|[½¼¾⅓⅔]", re.IGNORECASE)
+
+
+def doubtful_numbers(sentence: str) -> list[str]:
+    """What a careful reader may count as a number of a sentence besides its numerals (issue 21: "one of
+    the five pillars ... lasts 29 to 30 days" gives four numbers to some readers, two to others):
+    numbers written as words, ordinals and decades written with digits ("19th", "1990s"), fractions.
+    A clue never counts the numbers of such a sentence."""
+    return [m.group(0) for m in DOUBTFUL_NUMBER.finditer(sentence)]
 
 
 # ---- the wording of hops (templates/clues/page.j2) and its patterns -------------------------------------

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pipeline.clues import doubtful_numbers
 from pipeline.execute import clean_text_value, countries_named, country_known, numbers_in, parse_number
 from pipeline.model import Extraction
 from pipeline.snapshot.page import Page, subject_name
@@ -93,8 +94,8 @@ def prose_facts(page: Page, cross_section: bool) -> list[Fact]:
             if not 40 <= len(sentence) <= 300 or sentence.count('"') % 2 or not is_prose(sentence):
                 continue
             nums = numbers_in(sentence)
-            if not 1 <= len(nums) <= 3:
-                continue
+            if not 1 <= len(nums) <= 3 or doubtful_numbers(sentence):
+                continue   # "one of the five pillars ... 29 to 30 days": readers count its numbers differently
             for idx, raw in enumerate(nums):
                 value = parse_number(raw)
                 if not _is_informative_number(value) or value != int(value):

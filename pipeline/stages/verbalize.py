@@ -181,7 +181,9 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
         return []
     target = numbers[ex.number_index][1]
     kinds = []
-    if target.cls != "number" and not find_leak(target.singular, names):
+    if target.cls != "number" and len(numbers) == 1 and not find_leak(target.singular, names):
+        # what a number is ("a population in millions") only where it is the sentence's one number: a reader
+        # tells "a population" from "a number in millions" by no rule of ours (issue 21, a blind racer)
         same = [i for i, (_, k) in enumerate(numbers) if k.singular == target.singular]
         kinds.append((target, same))
     kinds.append((None, list(range(len(numbers)))))
