@@ -34,8 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.export import load_legs
     if a.format == "harbor":
         from pipeline.export.harbor import IMAGE_NAME, SHARED, export_harbor
+        from pipeline.export.trajectories import run_origin
         paths = export_harbor(load_legs(a.dataset), a.out_dir, snapshot_dir=a.snapshot, world_dir=a.world,
-                              wheel=a.wheel, image_name=a.image_name or IMAGE_NAME)
+                              wheel=a.wheel, image_name=a.image_name or IMAGE_NAME, origin=run_origin(a.dataset))
         image = json.loads((Path(a.out_dir) / SHARED / "image.json").read_text())["image"]
         print(f"{len(paths)} harbor tasks written to {a.out_dir}, sharing {SHARED}/ (image {image}; "
               f"build it once with {a.out_dir}/build-image.sh)")

@@ -46,7 +46,7 @@ from string import Template
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.export.harbor_schema import HARBOR_TASK_SCHEMA_VERSION
-from pipeline.export.trajectories import atif_trajectory, leg_trajectory
+from pipeline.export.trajectories import Origin, atif_trajectory, leg_trajectory
 from pipeline.model import Leg
 from pipeline.tools.spec import TOOLS
 
@@ -387,7 +387,7 @@ def task_dockerfile(env: SharedEnvironment) -> str:
     return f"# The shared image of this export (../../{SHARED}, built by ../../build-image.sh)\nFROM {env.image}\n"
 
 
-def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment) -> Path:
+def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment, origin: Origin | None = None) -> Path:
     d = Path(out_dir) / task_id(leg)
     for sub in ("environment", "solution", "tests"):
         (d / sub).mkdir(parents=True, exist_ok=True)
@@ -396,7 +396,7 @@ def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment) -> Path:
              ("solution/solve.sh", solve_sh(leg), 0o755), ("tests/test.sh", TEST_SH, 0o755),
              ("tests/verify.py", VERIFY_PY, 0o644), ("tests/leg.json", leg.to_json() + "\n", 0o644)]
     if leg.trace and leg.passcode is not None:
-        golden = atif_trajectory(leg_trajectory(leg))
+        golden = atif_trajectory(leg_trajectory(leg, origin or Origin(snapshot=env.snapshot)))
         files.append(("solution/trajectory.json", json.dumps(golden, ensure_ascii=False, indent=1) + "\n", 0o644))
     for rel, text, mode in files:
         (d / rel).write_text(text, encoding="utf-8")
@@ -406,8 +406,9 @@ def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment) -> Path:
 
 def export_harbor(legs: Iterable[Leg], out_dir: str | Path, *, snapshot_dir: str | Path | None = None,
                   world_dir: str | Path | None = None, wheel: str | Path | None = None,
-                  image_name: str = IMAGE_NAME) -> list[Path]:
-    """One task directory per leg under ``out_dir`` and the one shared environment they all use."""
+                  image_name: str = IMAGE_NAME, origin: Origin | None = None) -> list[Path]:
+    """One task directory per leg under ``out_dir`` and the one shared environment they all use
+    (``origin``: the run the legs come from, named in each golden trajectory)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = load_settings()
@@ -423,4 +424,4 @@ def export_harbor(legs: Iterable[Leg], out_dir: str | Path, *, snapshot_dir: str
     env = write_shared_environment(out, snapshot_dir=Path(snapshot_dir or settings.snapshot_dir),
                                    world_dir=Path(world_dir or settings.world_dir),
                                    wheel=Path(wheel) if wheel else None, image_name=image_name)
-    return [write_task(leg, out, env) for leg in legs]
+    return [write_task(leg, out, env, origin) for leg in legs]

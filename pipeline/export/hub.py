@@ -396,7 +396,8 @@ def render_card(release: Release, templates_dir: Path) -> str:
         front_matter=meta, repo_id=release.repo_id, configs=configs, runs=release.runs, spread=spread,
         task_sets=release.task_sets, leg_levels=leg_levels, license=LICENSE,
         has_legs=any(c.kind == "legs" for c in configs), row_meaning=ROW_MEANING, shares=shares,
-        task_families=[c.name for c in configs if c.kind != "legs"],
+        task_families=[c.name for c in configs if c.kind in ("tasks", "derived")],
+        trajectories=release.configs.get(TRAJECTORY_CONFIG),
     )
 
 

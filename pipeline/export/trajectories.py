@@ -7,8 +7,9 @@ golden trace exactly:
   family environment's for tasks), the user turn (seed URL and riddle, or the task prompt), then one
   assistant turn per traced call (``tool_calls``: id, type ``function``, name, canonical JSON
   arguments) followed by a ``tool`` turn with the exact traced response (``tool_call_id``), and the
-  final assistant answer (legs: the oracle's worked solution ending ``ANSWER: <digit>``; math
-  ``ANSWER: <value>``; ATP the golden proof file);
+  final assistant answer (legs: the value of every clue by its number in the riddle, then
+  ``ANSWER: <digit>``, the form race's agents are asked for; math ``ANSWER: <value>``; ATP the
+  golden proof file);
 * ``tools``: canonical JSON list of the OpenAI function schemas (``pipeline.tools.spec``) of the
   tools the trace calls, in registry order (a JSON string: tool parameter schemas have no fixed
   Arrow type);
@@ -35,7 +36,7 @@ from pipeline.agents.tasks import ENVIRONMENTS, oracle_actions
 from pipeline.cache import canonical_json
 from pipeline.export.harbor_schema import ATIF_SCHEMA_VERSION
 from pipeline.model import Leg, simulated_share
-from pipeline.race import SYSTEM_PROMPT, instruction_text, worked_solution
+from pipeline.race import SYSTEM_PROMPT, instruction_text
 from pipeline.tasks.common import GoldenTrace
 from pipeline.tools.spec import TOOLS, openai_schema
 from pipeline.tools.toollog import ToolLog
@@ -108,13 +109,21 @@ def tools_json(names: Iterable[str]) -> str:
     return canonical_json([openai_schema(n) for n in TOOLS if n in used])
 
 
+def final_answer(leg: Leg) -> str:
+    """The closing turn of a leg: each clue's value, numbered as the riddle numbers it, and the passcode."""
+    values = {s.index: s.value for s in leg.stops}
+    lines = [f"Clue {c.number}: {json.dumps(values[c.stop], ensure_ascii=False, default=str)}"
+             for c in leg.clues if values.get(c.stop) is not None]
+    return "\n".join(lines + [f"ANSWER: {leg.passcode}"])
+
+
 def leg_trajectory(leg: Leg, origin: Origin = Origin()) -> dict[str, Any]:
     """One row for an accepted leg (it needs its passcode and golden trace)."""
     if leg.passcode is None or not leg.trace:
         raise ValueError(f"{leg.leg_id}: no passcode or no golden trace (not an accepted leg)")
     messages = [_turn("system", SYSTEM_PROMPT), _turn("user", instruction_text(leg))]
     messages += _tool_turns((t.tool, t.args, t.response) for t in leg.trace)
-    messages.append(_turn("assistant", worked_solution(leg, str(leg.passcode))))
+    messages.append(_turn("assistant", final_answer(leg)))
     return {"trajectory_id": f"leg/{leg.leg_id}", "messages": messages,
             "tools": tools_json(t.tool for t in leg.trace),
             "metadata": {"kind": "leg", "source_id": leg.leg_id, "family": "legs", "level": leg.level,
