@@ -396,7 +396,8 @@ def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment, origin: Origin |
              ("solution/solve.sh", solve_sh(leg), 0o755), ("tests/test.sh", TEST_SH, 0o755),
              ("tests/verify.py", VERIFY_PY, 0o644), ("tests/leg.json", leg.to_json() + "\n", 0o644)]
     if leg.trace and leg.passcode is not None:
-        golden = atif_trajectory(leg_trajectory(leg, origin or Origin(snapshot=env.snapshot)))
+        origin = origin or Origin()
+        golden = atif_trajectory(leg_trajectory(leg, Origin(origin.source, origin.snapshot or env.snapshot)))
         files.append(("solution/trajectory.json", json.dumps(golden, ensure_ascii=False, indent=1) + "\n", 0o644))
     for rel, text, mode in files:
         (d / rel).write_text(text, encoding="utf-8")
