@@ -74,8 +74,13 @@ def venv(exported, tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("venv") / "v"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(d)], check=True, timeout=120)
     [whl] = (out / SHARED).glob("legwork-*.whl")
-    subprocess.run([str(d / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(whl)],
-                   check=True, timeout=300, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    # --ignore-installed: the system's own (editable) legwork must not count as installed
+    subprocess.run([str(d / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    "--ignore-installed", str(whl)], env=env, cwd=d, check=True, timeout=300, capture_output=True)
+    where = subprocess.run([str(d / "bin" / "python"), "-c", "import pipeline; print(pipeline.__file__)"], env=env,
+                           cwd=d, check=True, capture_output=True, text=True).stdout.strip()
+    assert where.startswith(str(d)), where          # the wheel's copy, not a checkout
     return d
 
 
@@ -295,17 +300,25 @@ def test_mcp_server_of_the_task_serves_the_tools_and_the_verifier_scores_its_log
 
 
 def _docker_and_harbor() -> str | None:
-    if shutil.which("harbor") is None:
-        return "the harbor CLI is not installed (harbor 0.25 needs Python >= 3.12; this is 3.11)"
+    """Why ``harbor run`` cannot run here (None when it can)."""
+    missing = []
     if shutil.which("docker") is None:
-        return "no docker CLI"
-    r = subprocess.run(["docker", "info"], capture_output=True, text=True, check=False)
-    if r.returncode != 0:
-        return "no container runtime: " + (r.stderr.strip().splitlines() or ["docker info failed"])[-1]
-    return None
+        missing.append("no docker CLI")
+    else:
+        r = subprocess.run(["docker", "info"], capture_output=True, text=True, check=False, timeout=60)
+        if r.returncode != 0:
+            missing.append("no container runtime (docker info: "
+                           + (r.stderr.strip().splitlines() or ["failed"])[-1] + ")")
+    if shutil.which("harbor") is None:
+        missing.append(f"no harbor CLI (harbor 0.25 needs Python >= 3.12; this is {sys.version_info[0]}."
+                       f"{sys.version_info[1]})")
+    return "; ".join(missing) or None
 
 
-@pytest.mark.skipif(_docker_and_harbor() is not None, reason=str(_docker_and_harbor()))
+HARBOR_RUN_MISSING = _docker_and_harbor()
+
+
+@pytest.mark.skipif(HARBOR_RUN_MISSING is not None, reason=str(HARBOR_RUN_MISSING))
 def test_harbor_run_oracle_scores_one(exported, tmp_path):
     out, tasks = exported
     subprocess.run(["bash", str(out / "build-image.sh")], check=True, timeout=1800)

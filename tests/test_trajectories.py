@@ -179,6 +179,16 @@ def test_replaying_every_call_through_the_registry_gives_the_responses_byte_for_
     assert n > 10
 
 
+def test_legs_without_a_golden_trace_are_counted_not_written():
+    from pipeline.export.trajectories import Origin, trajectory_rows
+    from tests.test_race import small_leg
+    leg, bare = small_leg(), small_leg()
+    bare.leg_id, bare.trace = "imported", []           # as an AAR import arrives: no recorded calls
+    rows, left_out = trajectory_rows([(leg, Origin()), (bare, Origin())])
+    assert [r["trajectory_id"] for r in rows] == ["leg/race-1"]
+    assert left_out == {"legs without a golden trace": 1}
+
+
 def test_atif_trajectories_validate_against_harbors_schema(inputs, exported, tmp_path):
     out, _ = exported
     rows = load(str(out / "trajectories" / "*.parquet"), "parquet", tmp_path / "hf").to_list()

@@ -164,11 +164,15 @@ def task_trajectory(row: dict, origin: Origin = Origin()) -> dict[str, Any]:
 
 def trajectory_rows(legs: Iterable[tuple[Leg, Origin]] = (), tasks: Iterable[tuple[dict, Origin]] = ()
                     ) -> tuple[list[dict], dict[str, int]]:
-    """Rows for every leg and every task of a trajectory family, sorted by id; and the tasks left
-    out, counted by family. (Unverified ATP rows are the caller's to drop, as a release drops them.)"""
+    """Rows for every leg with a golden trace and every task of a trajectory family, sorted by id;
+    and what was left out, counted by reason. (Unverified ATP rows are the caller's to drop, as a
+    release drops them.)"""
     rows: dict[str, dict] = {}
     left_out: dict[str, int] = {}
     for leg, origin in legs:
+        if leg.passcode is None or not leg.trace:      # e.g. an AAR import: no recorded calls to show
+            left_out["legs without a golden trace"] = left_out.get("legs without a golden trace", 0) + 1
+            continue
         row = leg_trajectory(leg, origin)
         rows.setdefault(row["trajectory_id"], row)
     for task, origin in tasks:
