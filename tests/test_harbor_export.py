@@ -3,10 +3,11 @@
 ``harbor`` itself does not install on this Python (it needs a newer one), so every exported task is
 loaded with a mirror of its task and ATIF models (``pipeline.export.harbor_schema``, commits named
 there). The task image cannot be built here (no container runtime), so the oracle is run the way
-Harbor runs it, on this machine: the package installed from the export's wheel into a fresh venv (no
-checkout on the path), the tool data of the export's shared environment, container paths mapped to
-a temp dir by the scripts' environment variables. Where docker and harbor are present, ``harbor run
--a oracle`` is run for real.
+Harbor runs it, on this machine, on the package installed from the export's wheel into a fresh venv
+(no checkout on the path) and the tool data of the export's shared environment: once with container
+paths mapped to a temp dir by the scripts' environment variables, and once in a bubblewrap sandbox
+that puts everything at the container's paths with the image's ENV and no network. Where docker and
+harbor are present, ``harbor run -a oracle`` is run for real.
 """
 from __future__ import annotations
 
@@ -263,9 +264,85 @@ def test_oracle_scores_one_and_a_wrong_answer_zero_with_the_wheel_alone(exported
     assert reward(root)["reward"] == 0.0
 
 
+def image_env(out: Path) -> dict[str, str]:
+    """The ENV instruction of the shared Dockerfile, as the task image sets it."""
+    text = (out / SHARED / "Dockerfile").read_text().replace("\\\n", " ")
+    [line] = [ln for ln in text.splitlines() if ln.startswith("ENV ")]
+    return dict(pair.split("=", 1) for pair in line[4:].split())
+
+
+def bwrap_usable() -> str | None:
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed"
+    r = subprocess.run(["bwrap", "--unshare-net", "--ro-bind", "/", "/", "true"], capture_output=True, text=True,
+                       check=False, timeout=60)
+    return None if r.returncode == 0 else f"bwrap cannot run here: {r.stderr.strip()[:200]}"
+
+
+BWRAP_MISSING = bwrap_usable()
+
+
+def container_argv(out: Path, venv: Path, task: Path, host: Path) -> list[str]:
+    """A bwrap prefix that runs a command the way the task image runs it, short of docker: a fresh root
+    holding only the OS, the interpreter, the venv with the export's wheel and the shared data at
+    /opt/legwork; /app, /logs, /tests and /solution at their container paths (the first two kept under
+    ``host``); no network; no checkout; the image's ENV only."""
+    (host / "logs").mkdir(parents=True, exist_ok=True)
+    (host / "app").mkdir(exist_ok=True)
+    python_home = Path(os.path.realpath(venv / "bin" / "python")).parents[1]
+    argv = ["bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--ro-bind", "/usr", "/usr"]
+    for link in ("bin", "lib", "lib64", "sbin"):
+        if Path("/" + link).is_symlink():
+            argv += ["--symlink", os.readlink("/" + link), "/" + link]
+        elif Path("/" + link).is_dir():
+            argv += ["--ro-bind", "/" + link, "/" + link]
+    argv += ["--ro-bind", "/etc", "/etc", "--ro-bind", str(python_home), str(python_home), "--dev", "/dev",
+             "--proc", "/proc", "--tmpfs", "/tmp", "--ro-bind", str(venv), str(venv),
+             "--ro-bind", str(out / SHARED / "data"), "/opt/legwork", "--bind", str(host / "logs"), "/logs",
+             "--bind", str(host / "app"), "/app", "--ro-bind", str(task / "solution"), "/solution",
+             "--ro-bind", str(task / "tests"), "/tests", "--chdir", "/app", "--clearenv",
+             "--setenv", "PATH", f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp"]
+    for k, v in image_env(out).items():
+        argv += ["--setenv", k, v]
+    return argv
+
+
+def in_container(out: Path, venv: Path, task: Path, host: Path, command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(container_argv(out, venv, task, host) + ["bash", "-c", "mkdir -p /logs/agent "
+                                                                   "/logs/verifier && " + command],
+                          capture_output=True, text=True, check=False, timeout=600)
+
+
+@pytest.mark.skipif(BWRAP_MISSING is not None, reason=str(BWRAP_MISSING))
+def test_oracle_in_a_container_like_sandbox_without_network_at_the_container_paths(exported, run, venv, tmp_path):
+    """Harbor's oracle then verifier, with the scripts' default paths (nothing mapped), the image's ENV,
+    no network and no checkout visible: reward 1; a wrong answer 0."""
+    out, tasks = exported
+    legs = {leg.leg_id: leg for leg in load_legs(run)}
+    for d in tasks:
+        leg = legs[json.loads((d / "tests" / "leg.json").read_text())["leg_id"]]
+        host = tmp_path / d.name
+        r = in_container(out, venv, d, host, 'python -c "import pipeline; print(pipeline.__file__)"; '
+                                             "test ! -e /work && bash /solution/solve.sh && bash /tests/test.sh")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.splitlines()[0].startswith(str(venv))          # the wheel's package
+        assert (host / "app/answer.txt").read_text() == str(leg.passcode)
+        assert len((host / "logs/agent/tool_log.jsonl").read_text().splitlines()) == len(leg.trace)
+        got = reward(host)
+        assert (got["reward"], got["pvr"], got["rcr"]) == (1.0, 1.0, 1.0), got
+        (host / "app/answer.txt").write_text(str((leg.passcode + 1) % 10))
+        r = in_container(out, venv, d, host, "bash /tests/test.sh")
+        assert r.returncode == 0, r.stderr
+        assert reward(host)["reward"] == 0.0
+    r = in_container(out, venv, tasks[0], tmp_path / "net", 'python -c "import socket; '
+                     'socket.create_connection((\'1.1.1.1\', 80), timeout=3)"')
+    assert r.returncode != 0 and "unreachable" in r.stderr.lower()
+
+
 def test_mcp_server_of_the_task_serves_the_tools_and_the_verifier_scores_its_log(exported, run, venv, tmp_path):
-    """The task's [[environment.mcp_servers]] entry, started as a harness would start it (stdio), in
-    the wheel-only venv: the golden calls made through it and the answer given to its answer tool
+    """The task's [[environment.mcp_servers]] entry, started as a harness inside the task's container
+    would start it (stdio; in the container-like sandbox where bwrap works, else with paths mapped),
+    on the wheel-only venv: the golden calls made through it and the answer given to its answer tool
     score 1."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
@@ -277,9 +354,14 @@ def test_mcp_server_of_the_task_serves_the_tools_and_the_verifier_scores_its_log
     root = tmp_path / "mcp"
     root.mkdir()
     env = container_env(out, venv, root)
-    args = [a.replace(MCP_LOG_DIR, env["LEGWORK_MCP_LOG_DIR"]) for a in server.args]
-    params = StdioServerParameters(command=shutil.which(server.command, path=env["PATH"]), args=args, env=env,
-                                   cwd=str(root))
+    if BWRAP_MISSING is None:     # the container's paths, exactly as task.toml names them
+        prefix = container_argv(out, venv, d, root)
+        (root / "logs/agent").mkdir(parents=True)
+        params = StdioServerParameters(command=prefix[0], args=[*prefix[1:], server.command, *server.args])
+    else:
+        args = [a.replace(MCP_LOG_DIR, env["LEGWORK_MCP_LOG_DIR"]) for a in server.args]
+        params = StdioServerParameters(command=shutil.which(server.command, path=env["PATH"]), args=args, env=env,
+                                       cwd=str(root))
 
     async def race() -> list[str]:
         async with Client(params) as client:
@@ -294,7 +376,11 @@ def test_mcp_server_of_the_task_serves_the_tools_and_the_verifier_scores_its_log
     assert {t.tool for t in leg.trace} <= set(names) and "legwork_submit_answer" in names
     logs = list((root / "logs/agent/mcp").glob("*/tool_log.jsonl"))
     assert len(logs) == 1 and logs[0].parent.name == task_id(leg)
-    subprocess.run(["bash", str(d / "tests" / "test.sh")], env=env, check=True, capture_output=True, timeout=300)
+    if BWRAP_MISSING is None:
+        r = in_container(out, venv, d, root, "bash /tests/test.sh")
+        assert r.returncode == 0, r.stderr
+    else:
+        subprocess.run(["bash", str(d / "tests" / "test.sh")], env=env, check=True, capture_output=True, timeout=300)
     got = reward(root)
     assert (got["reward"], got["pvr"], got["rcr"]) == (1.0, 1.0, 1.0), got
 

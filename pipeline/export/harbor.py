@@ -88,6 +88,8 @@ def build_wheel(dest: Path, project_root: Path = PROJECT_ROOT) -> Path:
     """``pip wheel --no-deps`` of the project, built from a copy of its sources (the checkout stays
     clean); file times are pinned (SOURCE_DATE_EPOCH) so the same sources give the same wheel."""
     dest = Path(dest)
+    if not (Path(project_root) / "pyproject.toml").is_file():
+        raise RuntimeError(f"no project checkout at {project_root} to build a wheel from; pass a wheel (--wheel)")
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="legwork-wheel-") as tmp:
         src = Path(tmp) / "src"
