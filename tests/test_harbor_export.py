@@ -146,6 +146,17 @@ def test_task_files(tmp_path, wheel):
     assert task_problems(d) == []
 
 
+def test_agent_phase_may_be_given_its_model_host(tmp_path, wheel):
+    """No network by default; an agent running inside the container can be let reach its API only."""
+    leg = small_leg()
+    [d] = export_harbor([leg], tmp_path / "tasks", snapshot_dir=SNAPSHOT, wheel=wheel,
+                        agent_allowed_hosts=["api.openai.com"])
+    cfg = TaskConfig.model_validate_toml((d / "task.toml").read_text())
+    assert cfg.environment.network_mode.value == "no-network" and cfg.verifier.network_mode is None
+    assert cfg.agent.network_mode.value == "allowlist" and cfg.agent.allowed_hosts == ["api.openai.com"]
+    assert task_problems(d) == []
+
+
 def test_ids_differ_across_variants():
     a, b = small_leg(), small_leg()
     b.variant = "dag"

@@ -20,6 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     h.add_argument("--image-name", default=None,
                    help="image repository for the shared environment (default legwork-harbor-env; a registry "
                         "path such as ghcr.io/org/legwork-env for cloud providers)")
+    h.add_argument("--agent-allow-host", action="append", default=[], metavar="HOST",
+                   help="a host the agent phase may reach (e.g. api.openai.com for an agent running inside the "
+                        "container): [agent] network_mode = allowlist; repeatable. Default: no network at all")
     a_ = sub.add_parser("aar", help="one AAR JSON file per leg")
     a_.add_argument("dataset")
     a_.add_argument("out_dir")
@@ -36,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         from pipeline.export.harbor import IMAGE_NAME, SHARED, export_harbor
         from pipeline.export.trajectories import run_origin
         paths = export_harbor(load_legs(a.dataset), a.out_dir, snapshot_dir=a.snapshot, world_dir=a.world,
-                              wheel=a.wheel, image_name=a.image_name or IMAGE_NAME, origin=run_origin(a.dataset))
+                              wheel=a.wheel, image_name=a.image_name or IMAGE_NAME, origin=run_origin(a.dataset),
+                              agent_allowed_hosts=a.agent_allow_host)
         image = json.loads((Path(a.out_dir) / SHARED / "image.json").read_text())["image"]
         print(f"{len(paths)} harbor tasks written to {a.out_dir}, sharing {SHARED}/ (image {image}; "
               f"build it once with {a.out_dir}/build-image.sh)")

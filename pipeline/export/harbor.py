@@ -261,7 +261,11 @@ def mcp_args(leg: Leg) -> list[str]:
             "--leg-id", leg.leg_id, "--agent", "harbor", "--answer-tool"]
 
 
-def task_toml(leg: Leg, env: SharedEnvironment) -> str:
+def task_toml(leg: Leg, env: SharedEnvironment, agent_hosts: tuple[str, ...] = ()) -> str:
+    """The task config. The environment has no network; ``agent_hosts`` opens those hosts (an agent
+    running inside the container needs its model's API) during the agent phase only."""
+    agent_network = (f'network_mode = "allowlist"\nallowed_hosts = {json.dumps(list(agent_hosts))}\n'
+                     if agent_hosts else "")
     keywords = ["legwork", leg.variant, leg.level, "multi-step", "tool-use", "web-navigation", "mcp"]
     return f"""schema_version = "{HARBOR_TASK_SCHEMA_VERSION}"
 
@@ -287,7 +291,7 @@ timeout_sec = 120.0
 
 [agent]
 timeout_sec = {600.0 + 60.0 * len(leg.stops)}
-
+{agent_network}
 [environment]
 docker_image = {_toml_str(env.image)}
 network_mode = "no-network"
@@ -389,11 +393,12 @@ def task_dockerfile(env: SharedEnvironment) -> str:
     return f"# The shared image of this export (../../{SHARED}, built by ../../build-image.sh)\nFROM {env.image}\n"
 
 
-def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment, origin: Origin | None = None) -> Path:
+def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment, origin: Origin | None = None,
+               agent_hosts: tuple[str, ...] = ()) -> Path:
     d = Path(out_dir) / task_id(leg)
     for sub in ("environment", "solution", "tests"):
         (d / sub).mkdir(parents=True, exist_ok=True)
-    files = [("instruction.md", instruction_md(leg), 0o644), ("task.toml", task_toml(leg, env), 0o644),
+    files = [("instruction.md", instruction_md(leg), 0o644), ("task.toml", task_toml(leg, env, agent_hosts), 0o644),
              ("environment/Dockerfile", task_dockerfile(env), 0o644),
              ("solution/solve.sh", solve_sh(leg), 0o755), ("tests/test.sh", TEST_SH, 0o755),
              ("tests/verify.py", VERIFY_PY, 0o644), ("tests/leg.json", leg.to_json() + "\n", 0o644)]
@@ -409,9 +414,11 @@ def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment, origin: Origin |
 
 def export_harbor(legs: Iterable[Leg], out_dir: str | Path, *, snapshot_dir: str | Path | None = None,
                   world_dir: str | Path | None = None, wheel: str | Path | None = None,
-                  image_name: str = IMAGE_NAME, origin: Origin | None = None) -> list[Path]:
+                  image_name: str = IMAGE_NAME, origin: Origin | None = None,
+                  agent_allowed_hosts: Iterable[str] = ()) -> list[Path]:
     """One task directory per leg under ``out_dir`` and the one shared environment they all use
-    (``origin``: the run the legs come from, named in each golden trajectory)."""
+    (``origin``: the run the legs come from, named in each golden trajectory; ``agent_allowed_hosts``:
+    hosts the agent phase may reach, e.g. its model's API, where the provider supports allowlists)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = load_settings()
@@ -427,4 +434,5 @@ def export_harbor(legs: Iterable[Leg], out_dir: str | Path, *, snapshot_dir: str
     env = write_shared_environment(out, snapshot_dir=Path(snapshot_dir or settings.snapshot_dir),
                                    world_dir=Path(world_dir or settings.world_dir),
                                    wheel=Path(wheel) if wheel else None, image_name=image_name)
-    return [write_task(leg, out, env, origin) for leg in legs]
+    hosts = tuple(agent_allowed_hosts)
+    return [write_task(leg, out, env, origin, hosts) for leg in legs]
