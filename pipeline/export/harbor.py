@@ -360,7 +360,7 @@ def main() -> int:
     mcp_dir = Path(os.environ.get("LEGWORK_MCP_LOG_DIR", "$mcp"))
     logs += sorted(mcp_dir.glob("*/tool_log.jsonl")) if mcp_dir.is_dir() else []
     reward_dir = Path(os.environ.get("LEGWORK_REWARD_DIR", "$reward"))
-    answer = answer_file.read_text(encoding="utf-8").strip() if answer_file.is_file() else None
+    answer = (answer_file.read_text(encoding="utf-8").strip() or None) if answer_file.is_file() else None
     if answer is None and mcp_dir.is_dir():
         for record in sorted(mcp_dir.glob("*/trial.json")):
             given = json.loads(record.read_text(encoding="utf-8")).get("answer")
