@@ -348,6 +348,12 @@ def test_oracle_in_a_container_like_sandbox_without_network_at_the_container_pat
     r = in_container(out, venv, tasks[0], tmp_path / "net", 'python -c "import socket; '
                      'socket.create_connection((\'1.1.1.1\', 80), timeout=3)"')
     assert r.returncode != 0 and "unreachable" in r.stderr.lower()
+    # agent code runs too (python_execute_code: bubblewrap where the runtime allows it, else the container)
+    r = in_container(out, venv, tasks[0], tmp_path / "code",
+                     """python -m pipeline.tools call python_execute_code '{"code": "print(6 * 7)"}'""")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert (result["exit_code"], result["stdout"]) == (0, "42\n") and result["isolation"] in ("bwrap", "unshare", "none")
 
 
 def test_mcp_server_of_the_task_serves_the_tools_and_the_verifier_scores_its_log(exported, run, venv, tmp_path):
