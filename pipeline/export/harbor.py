@@ -45,7 +45,7 @@ from string import Template
 
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT, load_settings
-from pipeline.export.harbor_schema import HARBOR_TASK_SCHEMA_VERSION
+from pipeline.export.harbor_schema import HARBOR_TASK_SCHEMA_VERSION, task_problems, trajectory_problems
 from pipeline.export.trajectories import Origin, atif_trajectory, leg_trajectory
 from pipeline.model import Leg
 from pipeline.tools.spec import TOOLS
@@ -409,6 +409,11 @@ def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment, origin: Origin |
     for rel, text, mode in files:
         (d / rel).write_text(text, encoding="utf-8")
         os.chmod(d / rel, mode)
+    # what Harbor would refuse is a bug of this exporter, never a task to ship
+    problems = task_problems(d) + (trajectory_problems(d / "solution" / "trajectory.json")
+                                   if (d / "solution" / "trajectory.json").is_file() else [])
+    if problems:
+        raise RuntimeError(f"{d.name}: the exported task does not load in Harbor's models: {'; '.join(problems)}")
     return d
 
 
