@@ -1,7 +1,8 @@
 """CLI: python -m pipeline.publish --repo-id ORG/NAME --legs RUN_DIR [--tasks DIR] [--dry-run --out DIR]
 
 Publish a release to a Hugging Face dataset repository: validate every input again (refuse on any
-failure), assemble the hub layout and dataset card (``pipeline.export.hub``), then write it locally
+failure), assemble the hub layout and dataset card (``pipeline.export.hub``: a config per family and
+``trajectories``, the golden chats for training), then write it locally
 (``--dry-run``) or upload it with ``huggingface_hub`` in one commit that names the runs. ATP rows
 that no prover verified (Lean 4 and Isabelle without their toolchains) are left out unless
 ``--include-unverified``.

@@ -104,7 +104,7 @@ def test_every_config_loads_with_datasets_and_matches_the_sources(inputs, dry_ru
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     repo, _result, seconds = dry_run
     configs = sorted(p.name for p in repo.iterdir() if p.is_dir())
-    assert configs == sorted(["legs_linear", "legs_dag", *TASK_FAMILIES])
+    assert configs == sorted(["legs_linear", "legs_dag", *TASK_FAMILIES, "trajectories"])
 
     for variant in ("linear", "dag"):
         source = sorted(inputs.legs(variant), key=lambda l: l.leg_id)
@@ -163,7 +163,8 @@ def test_card_front_matter_lists_every_config_and_the_datasheet_counts_provenanc
         assert shards and all(s.parent.name == c["config_name"] for s in shards)
     info = {i["config_name"]: i for i in data["dataset_info"]}
     assert sorted(info) == sorted(names)
-    expected_rows = {"legs_linear": 2, "legs_dag": 1, **{f: 2 for f in TASK_FAMILIES}}
+    # trajectories: one golden chat per leg (git and os golden actions are not registry tool calls)
+    expected_rows = {"legs_linear": 2, "legs_dag": 1, **{f: 2 for f in TASK_FAMILIES}, "trajectories": 3}
     for name, n in expected_rows.items():
         (split,) = info[name]["splits"]
         assert split == {"name": "test", "num_examples": n, "num_bytes": split["num_bytes"]}

@@ -9,7 +9,8 @@ A release directory is exactly what ``huggingface_hub.upload_folder`` sends:
 
 Configs: ``legs_linear`` and ``legs_dag`` (from ``legs.parquet`` of generate runs; a leg's variant
 decides its config), and ``math``, ``math_derived``, ``atp``, ``os``, ``git`` (from the Parquet files
-that ``python -m pipeline.tasks build`` writes). Only configs with rows are written.
+that ``python -m pipeline.tasks build`` writes), and ``trajectories`` (one golden chat per published
+leg and math or ATP task, ``pipeline.export.trajectories``). Only configs with rows are written.
 
 Same inputs give the same bytes: rows are sorted by a stable key, the writer options are fixed, and
 nothing time- or machine-dependent (clock, local paths) enters a file.
@@ -26,6 +27,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.cache import canonical_json, file_sha256
+from pipeline.export.trajectories import CONFIG as TRAJECTORY_CONFIG
+from pipeline.export.trajectories import TRAJECTORY_SCHEMA, Origin, trajectory_rows
 from pipeline.model import LEVELS, Leg, leg_summary
 
 SHARD_ROWS = 500            # rows per Parquet shard (the hub viewer and partial downloads like small files)
@@ -37,7 +40,7 @@ TEMPLATE = "dataset_card.md.j2"
 
 LEG_CONFIGS = {"linear": "legs_linear", "dag": "legs_dag"}
 TASK_CONFIGS = ("math", "math_derived", "atp", "os", "git")
-CONFIG_NAMES = (*LEG_CONFIGS.values(), *TASK_CONFIGS)
+CONFIG_NAMES = (*LEG_CONFIGS.values(), *TASK_CONFIGS, TRAJECTORY_CONFIG)
 ROW_MEANING = {
     "legs_linear": "a race leg whose stops form a chain",
     "legs_dag": "a race leg with diamonds (a stop forks into two tool branches that merge)",
@@ -46,6 +49,7 @@ ROW_MEANING = {
     "atp": "a theorem in one prover language (Coq, Lean 4 or Isabelle) with a golden proof",
     "os": "a shell task in the AgentBench OS format",
     "git": "a Learn Git Branching level (start tree, goal tree, golden commands)",
+    "trajectories": "the golden solution of a leg or a math or ATP task as an OpenAI tool-calling chat",
 }
 
 # Flat, typed columns a consumer can filter on, then the nested JSON.
@@ -93,7 +97,7 @@ class Shard:
 @dataclass
 class ConfigData:
     name: str
-    kind: str                                  # legs | tasks | derived
+    kind: str                                  # legs | tasks | derived | trajectories
     schema: pa.Schema
     rows: list[dict] = field(default_factory=list)
     provenance: Counter = field(default_factory=Counter)   # tool values by provenance, over golden traces
@@ -201,8 +205,9 @@ def _trace_provenance(trace_json: str) -> Counter:
     return Counter(s.get("provenance") or "none" for s in steps)
 
 
-def read_task_dir(task_dir: Path) -> tuple[TaskSource, dict[str, list[dict]]]:
-    """Task rows of every Parquet file in ``task_dir``, by config (family, or ``math_derived``)."""
+def read_task_dir(task_dir: Path, origins: dict[str, str] | None = None) -> tuple[TaskSource, dict[str, list[dict]]]:
+    """Task rows of every Parquet file in ``task_dir``, by config (family, or ``math_derived``).
+    ``origins``, when given, gets ``tasks:<file>@<sha256[:16]>`` for every task id."""
     task_schema, derived_schema = _task_schemas()
     task_dir = Path(task_dir)
     if not task_dir.is_dir():
@@ -214,7 +219,10 @@ def read_task_dir(task_dir: Path) -> tuple[TaskSource, dict[str, list[dict]]]:
         names = pq.read_schema(path).names
         if all(n in names for n in base_names):
             rows = pq.read_table(path, columns=base_names).to_pylist()
+            tag = f"tasks:{path.name}@{file_sha256(path)[:16]}"
             for r in rows:
+                if origins is not None:
+                    origins.setdefault(r["task_id"], tag)
                 if r["family"] not in TASK_CONFIGS:
                     raise ReleaseError(f"{path.name}: unknown task family {r['family']!r}")
                 r["n_tool_calls"] = len(json.loads(r["trace_json"]).get("steps", []))
@@ -256,9 +264,9 @@ def assemble(repo_id: str, legs_dirs: list[Path], task_dirs: list[Path] = (),
                 raise ReleaseError(f"{leg.leg_id}: unknown variant {leg.variant!r}")
             _add_unique(legs_seen[LEG_CONFIGS[leg.variant]], leg.leg_id, leg_record(leg), "leg")
             traces[leg.leg_id] = leg
-    task_sets, tasks_seen, left_out = [], {c: {} for c in TASK_CONFIGS}, Counter()
+    task_sets, tasks_seen, left_out, task_origins = [], {c: {} for c in TASK_CONFIGS}, Counter(), {}
     for d in task_dirs:
-        source, by_config = read_task_dir(d)
+        source, by_config = read_task_dir(d, task_origins)
         task_sets.append(source)
         for name, rows in by_config.items():
             key = "derived_id" if name == "math_derived" else "task_id"
@@ -286,6 +294,14 @@ def assemble(repo_id: str, legs_dirs: list[Path], task_dirs: list[Path] = (),
             rows = [seen[k] for k in sorted(seen)]
             prov = sum((_trace_provenance(r["trace_json"]) for r in rows), Counter())
             configs[name] = ConfigData(name, "tasks", task_schema, rows, prov)
+    # the golden chats of what is published (the same legs and tasks, unverified ATP rows left out alike)
+    run_of = {leg.leg_id: Origin(f"run:{run.digest}", run.snapshot) for run in runs for leg in run.legs}
+    chats, _ = trajectory_rows(
+        [(traces[r["leg_id"]], run_of[r["leg_id"]]) for c in configs.values() if c.kind == "legs" for r in c.rows],
+        [(r, Origin(task_origins.get(r["task_id"]))) for c in configs.values() if c.kind == "tasks" for r in c.rows])
+    if chats:
+        prov = Counter(p for r in chats for p in r["metadata"]["tool_provenance"])
+        configs[TRAJECTORY_CONFIG] = ConfigData(TRAJECTORY_CONFIG, "trajectories", TRAJECTORY_SCHEMA, chats, prov)
     if not configs:
         raise ReleaseError("nothing to publish: no legs and no tasks in the inputs")
     return Release(repo_id, configs, runs, task_sets, dict(left_out))
@@ -319,8 +335,12 @@ def write_shards(config: ConfigData, root: Path, shard_rows: int = SHARD_ROWS) -
 _DTYPES = {pa.string(): "string", pa.int64(): "int64", pa.float64(): "float64", pa.bool_(): "bool"}
 
 
-def features_yaml(schema: pa.Schema) -> list[dict[str, str]]:
-    """The card's ``dataset_info.features`` (the hub's YAML form of ``datasets.Features``)."""
+def features_yaml(schema: pa.Schema) -> list[dict[str, Any]]:
+    """The card's ``dataset_info.features`` (the hub's YAML form of ``datasets.Features``); nested
+    columns (lists, structs) in the form ``datasets`` itself writes."""
+    if any(pa.types.is_nested(f.type) for f in schema):
+        import datasets
+        return datasets.Features.from_arrow_schema(schema)._to_yaml_list()
     out = []
     for f in schema:
         if f.type not in _DTYPES:
@@ -376,7 +396,8 @@ def render_card(release: Release, templates_dir: Path) -> str:
         front_matter=meta, repo_id=release.repo_id, configs=configs, runs=release.runs, spread=spread,
         task_sets=release.task_sets, leg_levels=leg_levels, license=LICENSE,
         has_legs=any(c.kind == "legs" for c in configs), row_meaning=ROW_MEANING, shares=shares,
-        task_families=[c.name for c in configs if c.kind != "legs"],
+        task_families=[c.name for c in configs if c.kind in ("tasks", "derived")],
+        trajectories=release.configs.get(TRAJECTORY_CONFIG),
     )
 
 
