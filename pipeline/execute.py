@@ -105,10 +105,7 @@ COUNTRY_LIKE = frozenset((
 ))
 # territories the country data lists beside sovereign states (ISO 3166-1 codes): a reader asked for "the
 # countries" a sentence names may leave New Caledonia out or count it, so a sentence naming one asks for none
-DEPENDENT_TERRITORIES = frozenset("""
-AS AI AQ AW AX BL BM BQ BV CC CK CW CX EH FK FO GF GG GI GL GP GS GU HK HM IM IO JE KY MF MO MP MQ MS NC NF NU PF
-PM PN PR PS RE SH SJ SX TC TF TK TW UM VG VI WF XK YT
-""".split())
+DEPENDENT_TERRITORIES = frozenset(["AS", "AI", "AQ", "AW", "AX", "BL", "BM", "BQ", "BV", "CC", "CK", "CW", "CX", "EH", "FK", "FO", "GF", "GG", "GI", "GL", "GP", "GS", "GU", "HK", "HM", "IM", "IO", "JE", "KY", "MF", "MO", "MP", "MQ", "MS", "NC", "NF", "NU", "PF", "PM", "PN", "PR", "PS", "RE", "SH", "SJ", "SX", "TC", "TF", "TK", "TW", "UM", "VG", "VI", "WF", "XK", "YT"])
 COUNTRY_LIKE_RE = re.compile(r"(?<![\w-])(?:" + "|".join(sorted(map(re.escape, COUNTRY_LIKE), key=len, reverse=True))
                              + r")(?![\w-])")
 
@@ -229,13 +226,17 @@ def choose_country(stop: Stop, toolbox: Toolbox, trace: list[TraceEntry]) -> int
     """A choice hop's lookups (issue 21): the measure of every country the sentence names, as an agent
     must look them up; the stop's page must be the one the clue's extreme picks, and no tie. Returns
     the number of calls made (the page fetch follows them)."""
-    from pipeline.clues import MEASURE_TOOL
+    from pipeline.clues import MEASURE_LOOKUPS, measure_value
     relation = stop.transition.relation
-    tool, figure = MEASURE_TOOL[relation.measure]
-    values = {}
-    for k, name in enumerate(relation.candidates):
-        data = _call(toolbox, stop, k, tool, {"country": name}, trace)
-        values[name] = trace[-1].value = get_path(data, figure)
+    values, step = {}, 0
+    for name in relation.candidates:
+        figures = []
+        for tool, figure in MEASURE_LOOKUPS[relation.measure]:
+            data = _call(toolbox, stop, step, tool, {"country": name}, trace)
+            figures.append(get_path(data, figure))
+            trace[-1].value = figures[-1]
+            step += 1
+        values[name] = measure_value(relation.measure, figures)
     ranked = sorted(values.values(), reverse=relation.extreme == "largest")
     picked = [n for n, v in values.items() if v == ranked[0]]
     if len(picked) != 1 or len(values) != len(relation.candidates):
@@ -244,7 +245,7 @@ def choose_country(stop: Stop, toolbox: Toolbox, trace: list[TraceEntry]) -> int
             != _title_of(picked[0], toolbox):
         raise StopFailed(f"choice hop: the {relation.extreme} {relation.measure} is {picked[0]!r}, "
                          f"not the stop's page {stop.page_title!r}")
-    return len(relation.candidates)
+    return step
 
 
 def _title_of(name: str, toolbox: Toolbox) -> str | None:

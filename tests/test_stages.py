@@ -8,6 +8,7 @@ import pytest
 from flows.generate import GenerationParams, new_leg
 from pipeline import expressions
 from pipeline.catalog import roadblock_templates
+from pipeline.clues import MEASURE_LOOKUPS
 from pipeline.config import load_settings
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import (
@@ -121,7 +122,8 @@ def test_diamonds_add_three_stops_each_and_leave_linear_legs_alone(ctx):
 def test_golden_records_every_tool_call_with_provenance(ctx):
     leg = first_leg_through(ctx, "medium", "dag", [crawl, plan, build, prevalidate, link, diamond, golden])
     # a page stop: its fetch, and before it a lookup per country of a choice hop
-    lookups = sum(len(s.transition.relation.candidates) for s in leg.stops_of(ROUTE_INFO)
+    lookups = sum(len(s.transition.relation.candidates) * len(MEASURE_LOOKUPS[s.transition.relation.measure])
+                  for s in leg.stops_of(ROUTE_INFO)
                   if s.transition and s.transition.relation and s.transition.relation.kind == "choice")
     expected = len(leg.stops_of(ROUTE_INFO)) + lookups + sum(len(s.tool_chain) for s in leg.stops)
     assert len(leg.trace) == expected

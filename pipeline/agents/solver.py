@@ -23,7 +23,7 @@ from typing import Any
 
 from pipeline import expressions
 from pipeline.catalog import roadblock_templates
-from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, MEASURE_TOOL, could_be, singular
+from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, MEASURE_LOOKUPS, could_be, measure_value, singular
 from pipeline.execute import (
     NAME_RUN,
     NOT_NAMES,
@@ -290,7 +290,6 @@ class Solver:
             return pages
         m = HOP_CHOICE.match(bridge)
         _, sentence_ordinal, opening, lead, title, section_ordinal, count, extreme, measure = m.groups()
-        tool, figure = MEASURE_TOOL[measure]
         picks = set()
         for sentence in chosen_sentences(origin, lead, title, section_ordinal, sentence_ordinal, opening):
             names = countries_named(sentence, self.country_teller(n))
@@ -299,7 +298,9 @@ class Solver:
                                 [sentence])
             if len(names) != count_value(count):
                 raise Unsolvable(f"clue {n}: the sentence names {len(names)} countries, not {count}")
-            figures = {name: get_path(self.call(n, tool, {"country": name}), figure) for name in names}
+            figures = {name: measure_value(measure, [get_path(self.call(n, tool, {"country": name}), figure)
+                                                     for tool, figure in MEASURE_LOOKUPS[measure]])
+                       for name in names}
             best = (max if extreme == "largest" else min)(figures.values())
             tied = [name for name, v in figures.items() if v == best]
             if len(tied) > 1:

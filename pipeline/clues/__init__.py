@@ -147,10 +147,21 @@ def doubtful_numbers(sentence: str) -> list[str]:
 
 
 # ---- the wording of hops (templates/clues/page.j2) and its patterns -------------------------------------
-MEASURES = ("area", "population")
+MEASURES = ("area", "population", "population density")
 EXTREMES = ("largest", "smallest")
-# the tool each choice measure is looked up with, and the figure it returns
-MEASURE_TOOL = {"area": ("countries_area", "area_km2"), "population": ("countries_population", "population")}
+# the calls each choice measure is looked up with (tool, figure of its answer), per country
+MEASURE_LOOKUPS = {
+    "area": (("countries_area", "area_km2"),),
+    "population": (("countries_population", "population"),),
+    "population density": (("countries_population", "population"), ("countries_area", "area_km2")),
+}
+
+
+def measure_value(measure: str, figures: list[float]) -> float:
+    """A country's measure from its looked-up figures (``MEASURE_LOOKUPS`` order): density is people per km²."""
+    return figures[0] / figures[1] if measure == "population density" else figures[0]
+
+
 _SENTENCE = r'(?:the (\w+) sentence|the sentence that begins with the words "(.*?)")'
 _BLOCK = r'(?:(opening text)|section "(.*?)"|(\w+) section)'
 HOP_NAMED = re.compile(rf"^From the page you read for clue (\d+), go to the page of the (?:(\w+) of the (\w+) )?"
@@ -158,5 +169,5 @@ HOP_NAMED = re.compile(rf"^From the page you read for clue (\d+), go to the page
 HOP_INFOBOX = re.compile(r'^From the page you read for clue (\d+), go to the page of the ([a-z\' -]+?) that its infobox gives '
                          r'for "(.*?)"\.$', re.DOTALL)
 HOP_CHOICE = re.compile(rf"^On the page you read for clue (\d+), {_SENTENCE} of its {_BLOCK} names (\w+) countries: go to the "
-                        rf"page of the one with the ({'|'.join(EXTREMES)}) ({'|'.join(MEASURES)}), as the country "
+                        rf"page of the one with the ({'|'.join(EXTREMES)}) ({'|'.join(sorted(MEASURES, key=len, reverse=True))}), as the country "
                         rf"statistics give it\.$", re.DOTALL)

@@ -20,7 +20,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from pipeline.clues import EXTREMES, MEASURE_TOOL, MEASURES, could_be, kind_of, noun_of
+from pipeline.clues import EXTREMES, MEASURE_LOOKUPS, MEASURES, could_be, kind_of, measure_value, noun_of
 from pipeline.execute import countries_named, country_known, get_path
 from pipeline.model import Relation
 from pipeline.stages.base import StageContext
@@ -142,11 +142,14 @@ def choice_hops(page, ctx: StageContext) -> list[Hop]:
 
 
 def _figure(ctx: StageContext, measure: str, country: str) -> float | None:
-    tool, figure = MEASURE_TOOL[measure]
-
     def look_up():
-        result = ctx.toolbox.call(tool, {"country": country})
-        return get_path(result.data, figure) if result.ok else None
+        figures = []
+        for tool, figure in MEASURE_LOOKUPS[measure]:
+            result = ctx.toolbox.call(tool, {"country": country})
+            if not result.ok:
+                return None
+            figures.append(get_path(result.data, figure))
+        return measure_value(measure, figures)
     try:
         return ctx.memo(f"measure|{measure}|{country}", look_up)
     except TRANSIENT_FAILURES:

@@ -209,7 +209,8 @@ DOUBTFUL_CUT = re.compile(r"(?:\b[A-Z]\.|\b(?:[A-Za-z]\.){2,}|\b(?:Mr|Mrs|Ms|Dr|
                           r"Bros|Gen|Gov|Sen|Rep|Rev|Prof|Lt|Col|Capt|Sgt|Mt|Ft|vs|etc|approx|ca|c|Vol|pp|ed|eds|Op)\.)$")
 
 # a sentence end the split does not cut at (a full stop inside quotes: '... "Brother Ray." He was ...')
-MISSED_CUT = re.compile(r"[.!?][\"”’)]\s+[A-Z]")
+MISSED_CUT = re.compile(r"[.!?][\"”’)]\s+[A-Z]|[a-z]{2}[.!?][A-Z][a-z]")   # "...great apes.The family": a racer
+#                                                                              counted two sentences there
 
 
 def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
@@ -222,6 +223,8 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
     if sentence not in sentences:
         return []
     k = sentences.index(sentence)
+    if MISSED_CUT.search(sentence):
+        return []   # a reader sees two sentences here: neither rank nor first words say which one is meant
     counted = f"the {ordinal(k + 1)} sentence"
     safe = k < MAX_COUNTED and not any(DOUBTFUL_CUT.search(s) or MISSED_CUT.search(s) for s in sentences[:k])
     refs = [counted] if safe else []
