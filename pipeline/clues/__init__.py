@@ -21,8 +21,9 @@ VAGUE = frozenset(["family", "species", "genus", "type", "study", "branch", "gro
 # sentence is a second reading
 KIND_CLASSES: tuple[frozenset[str], ...] = tuple(frozenset(c.split()) for c in (
     "city town village capital municipality metropolis commune settlement megacity port suburb borough county",
-    ("country nation state kingdom republic empire monarchy dynasty caliphate sultanate territory region province "
-    "principality confederation federation colony continent polity civilization landmass subcontinent"),
+    ("country nation state kingdom republic empire monarchy dynasty caliphate sultanate territory province "
+    "principality confederation federation colony polity civilization"),
+    "region subregion sub-region zone continent subcontinent landmass",
     ("writer poet novelist author playwright essayist dramatist journalist historian scholar philosopher theologian "
     "critic translator"),
     ("king emperor ruler monarch sultan pharaoh queen caliph prince princess tsar shah khan pope president politician "

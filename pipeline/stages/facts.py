@@ -68,6 +68,9 @@ def infobox_facts(page: Page) -> list[Fact]:
         if SKIP_FIELDS.search(f.name):
             continue
         ex = Extraction(source="infobox", field=f.name)
+        if f.kind == "number" and re.search(r"\b(?:thousand|million|billion|trillion|bn|mn)\b|\d\.\d", f.text or "",
+                                             re.IGNORECASE):
+            continue   # "$4.510 billion": 4510000000, 4.51 or 4510 million? (a blind racer could not tell)
         if f.kind in ("number", "year") and f.number is not None and _is_informative_number(f.number):
             out.append(Fact(ex, "number", round(f.number), f.label, "number", f.unit))
         elif f.kind == "date" and f.date and len(f.date) == 10:
