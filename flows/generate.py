@@ -34,7 +34,7 @@ from pipeline.stages import STAGE_MODULES
 from pipeline.stages.base import STAGES, Rejected, StageContext
 from pipeline.tools.backends.live.http import LiveServiceError
 from pipeline.tools.faults import fault_scope
-from pipeline.tools.registry import ToolError
+from pipeline.tools.registry import ToolError, noting_failures
 
 # 3: typed stop specs and stage hand-offs in leg_json (no hints, no metadata plan/crawl); rows carry
 #    status "error" and the failing frame ("where")
@@ -129,23 +129,35 @@ def apply_stage(stage: str, legs: list[Leg], ctx: StageContext) -> list[tuple[Le
     module = STAGE_MODULES[stage]
     out: list[tuple[Leg, Failure | None]] = []
     for leg in legs:
-        try:
-            with fault_scope(leg.leg_id):  # injected faults (if any) are drawn afresh for each attempt
-                done = module.run(leg, ctx)
-        except Rejected as exc:
-            out.append((leg, Failure(str(exc))))
-            continue
-        except REJECTIONS as exc:
-            out.append((leg, Failure(f"{stage}: {exc}")))
-            continue
-        except Exception as exc:  # noqa: BLE001 - a bug: recorded with where it broke, fails the run later
-            out.append((leg, Failure(f"{stage}: {type(exc).__name__}: {exc}", error=True, where=last_frame(exc))))
-            continue
+        with noting_failures() as noted:
+            try:
+                with fault_scope(leg.leg_id):  # injected faults (if any) are drawn afresh for each attempt
+                    done = module.run(leg, ctx)
+            except Rejected as exc:
+                out.append((keep_failures(leg, stage, noted), Failure(str(exc))))
+                continue
+            except REJECTIONS as exc:
+                out.append((keep_failures(leg, stage, noted), Failure(f"{stage}: {exc}")))
+                continue
+            except Exception as exc:  # noqa: BLE001 - a bug: recorded with where it broke, fails the run later
+                out.append((keep_failures(leg, stage, noted),
+                            Failure(f"{stage}: {type(exc).__name__}: {exc}", error=True, where=last_frame(exc))))
+                continue
+        keep_failures(done, stage, noted)
         if stage == STAGES[-1]:
             out.append((done, acceptance_failure(done, ctx)))
         else:
             out.append((done, None))
     return out
+
+
+def keep_failures(leg: Leg, stage: str, noted: list[dict]) -> Leg:
+    """Keep the transient tool failures a stage met on this leg (retried, or absorbed at the cost of a
+    fact or a stop, or given up) in ``metadata["tool_failures"]``: under faults, every injected fault
+    appears in the record of the leg that met it, accepted or rejected. Nothing is added without one."""
+    if noted:
+        leg.metadata.setdefault("tool_failures", []).extend({"stage": stage, **entry} for entry in noted)
+    return leg
 
 
 def acceptance_failure(leg: Leg, ctx: StageContext) -> Failure | None:
