@@ -33,8 +33,9 @@ local runners make the same artifacts. ``attempt`` counts the client's retries o
 ``scope`` (``fault_scope``, empty by default) lets a caller give independent trials of the
 same call independent faults (the race runner scopes each trial).
 
-Faults are not part of a generation run's parameter digest (``GenerationParams.digest``):
-they describe the environment the run met, like a flaky network, not the data set asked for.
+Faults (and the client's retry settings) are not part of a generation run's key
+(``flows.generate.run_key``): they describe the environment the run met, like a flaky network,
+not the data set asked for.
 Every leg accepted under faults passed every stage and check with clean answers, so a run
 interrupted or finished under faults may be resumed in the same ``--out`` without them.
 (Which attempts got accepted can differ from a fault-free run; a reproducible data set is one
