@@ -260,8 +260,8 @@ def claim_run_dir(params: GenerationParams, out_dir: Path, settings: Settings,
             what = "; ".join(changes(previous.get("params") or {}, info["params"])) or "the artifact format"
             raise SystemExit(f"{out_dir} holds a run with other arguments ({what}); "
                              "choose another --out or delete it")
-        what = changes(previous.get("versions") or {}, info["versions"]) or [
-            "made by an earlier Legwork that kept no code version"]
+        what = (changes(previous["versions"], info["versions"]) if isinstance(previous.get("versions"), dict)
+                else ["it was made by an earlier Legwork that kept no code version"]) or ["the run key"]
         restarted = "; ".join(what)
         for name in RUN_OUTPUTS:
             path = out_dir / name

@@ -54,6 +54,10 @@ def test_same_arguments_under_another_key_start_afresh_other_arguments_are_refus
     assert changed and "allow_simulated" in changed and len(said) == 1 and "not resumed" in said[0]
     assert not (out / "artifacts").exists() and (out / "notes.txt").exists()   # only the run's own outputs go
     assert json.loads((out / "run.json").read_text())["versions"]["settings"]["allow_simulated"] is False
+    # a folder from before the run key (digest and snapshot only): not resumed either
+    old = json.loads((out / "run.json").read_text())
+    (out / "run.json").write_text(json.dumps({k: old[k] for k in ("params", "digest", "format", "snapshot")}))
+    assert "earlier Legwork" in claim_run_dir(params, out, settings, said.append)
     with pytest.raises(SystemExit, match="other arguments.*count"):
         claim_run_dir(GenerationParams(level="easy", variant="dag", count=2, seed=0), out,
                       settings.with_overrides(allow_simulated=False), said.append)
