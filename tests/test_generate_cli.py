@@ -86,7 +86,7 @@ def test_a_run_killed_midway_resumes_to_the_same_bytes(tmp_path):
 
 def test_quiet_silences_progress_never_a_failure(tmp_path):
     """Issue 23.6: every run that exits non-zero says why on stderr, with or without --quiet; --quiet
-    leaves out the success table and the progress."""
+    leaves out the progress and the table of legs (a success prints its one-line result only)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEGWORK_")}
     env["LEGWORK_CACHE"] = str(tmp_path / "cache.sqlite")
     base = ["pipeline.generate", "--difficulty", "easy", "--count", "1", "--task-runner", "local"]
@@ -104,8 +104,9 @@ def test_quiet_silences_progress_never_a_failure(tmp_path):
     # another run's folder: refused, naming the argument, under --quiet too
     ok = run([*base, "--quiet", "--out", str(tmp_path / "ok")], env)
     assert ok.returncode == 0, ok.stderr[-2000:]
-    assert ok.stdout == "" and ok.stderr == ""          # success under --quiet: nothing at all
+    # success under --quiet: the one-line result, no table, no progress
+    assert ok.stdout.startswith("accepted 1 legs") and len(ok.stdout.splitlines()) == 1 and ok.stderr == ""
     loud = run([*base, "--out", str(tmp_path / "ok")], env)   # resumed: the table again
-    assert loud.returncode == 0 and "accepted 1 legs" in loud.stdout
+    assert loud.returncode == 0 and "accepted 1 legs" in loud.stdout and "Legwork legs in" in loud.stdout
     other = run([*base, "--count", "2", "--quiet", "--out", str(tmp_path / "ok")], env)
     assert other.returncode != 0 and "other arguments" in other.stderr and "count" in other.stderr
