@@ -6,6 +6,7 @@ by kind, wall time; then the same run resumed without faults. Prints; never fail
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import sys
@@ -46,9 +47,16 @@ def run(params: GenerationParams, out: Path, cache: Path, faults: str | None) ->
         message, legs, attempts = str(exc), None, None
     seconds = time.perf_counter() - t0
     rejected = pq.read_table(out / "rejected.parquet").to_pylist() if (out / "rejected.parquet").exists() else []
+    accepted = pq.read_table(out / "legs.parquet").to_pylist() if (out / "legs.parquet").exists() else []
     injected = dict(ctx.toolbox.faults.counts) if ctx.toolbox.faults else {}
+    # what the failed tries cost (metadata["tool_failures"]): retried, a fact or stop, or gave up
+    outcomes = Counter(f["outcome"].split(" ")[0] if f["outcome"] in ("retried", "gave up") else "cost: " +
+                       " ".join(w for w in f["outcome"].split() if w.isalpha() and w not in ("the", "for", "this"))[:40]
+                       for r in accepted + rejected
+                       for f in json.loads(r["leg_json"])["metadata"].get("tool_failures", []))
     return {"legs": legs, "attempts": attempts, "seconds": seconds, "message": message, "injected": injected,
-            "reasons": Counter(reason_kind(r["reason"] or "") for r in rejected), "rejected": len(rejected)}
+            "reasons": Counter(reason_kind(r["reason"] or "") for r in rejected), "rejected": len(rejected),
+            "outcomes": outcomes}
 
 
 def show(title: str, figures: dict) -> None:
@@ -61,6 +69,9 @@ def show(title: str, figures: dict) -> None:
     injected = figures["injected"]
     print(f"  injected faults: {sum(injected.values())}  by kind: "
           + (", ".join(f"{k} {v}" for k, v in sorted(injected.items())) or "none"))
+    print(f"  failed tries recorded in the legs: {sum(figures['outcomes'].values())}  by outcome:")
+    for outcome, n in figures["outcomes"].most_common(8):
+        print(f"    {n:5d}  {outcome}")
     print(f"  rejections: {figures['rejected']}  by reason:")
     for reason, n in figures["reasons"].most_common():
         print(f"    {n:5d}  {reason}")

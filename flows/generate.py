@@ -3,8 +3,12 @@ writing a Parquet artifact; rejected legs go to rejected.parquet and their slot 
 with a new attempt until --count legs are accepted or the attempt budget is spent.
 
 Resume: every stage artifact of every round is written atomically under the run directory
-together with the run's parameters; a re-run with the same parameters loads finished
-artifacts instead of recomputing them, so an interrupted run completes to the same bytes.
+together with the run's key (``run_key``: its arguments, the code version, the data version and
+the settings that change answers, ``pipeline.versions``); a re-run with the same key loads
+finished artifacts instead of recomputing them, so an interrupted run completes to the same
+bytes. A re-run of the same arguments under another key (an edited template, a new snapshot,
+another backend) says what changed and starts afresh: another version's artifacts are never
+resumed. Other arguments in the same folder are refused (choose another --out).
 Determinism: a leg's randomness depends only on its id and the stage, results are sorted
 by slot, and nothing time-dependent enters an artifact.
 """
@@ -13,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import sys
 import time
 import traceback
 from collections import Counter
@@ -34,7 +40,8 @@ from pipeline.stages import STAGE_MODULES
 from pipeline.stages.base import STAGES, Rejected, StageContext
 from pipeline.tools.backends.live.http import LiveServiceError
 from pipeline.tools.faults import fault_scope
-from pipeline.tools.registry import ToolError
+from pipeline.tools.registry import ToolError, noting_failures
+from pipeline.versions import changes, snapshot_hash, versions
 
 # 3: typed stop specs and stage hand-offs in leg_json (no hints, no metadata plan/crawl); rows carry
 #    status "error" and the failing frame ("where")
@@ -58,8 +65,19 @@ class GenerationParams:
     seed_title: str | None = None
 
     def digest(self) -> str:
-        d = {k: v for k, v in self.__dict__.items() if k != "batch_size"}
-        return hashlib.sha256(canonical_json({"format": ARTIFACT_FORMAT, **d}).encode()).hexdigest()[:16]
+        """The arguments' part of the run key (``run_key`` adds code, data and settings)."""
+        return hashlib.sha256(canonical_json({"format": ARTIFACT_FORMAT, **self.as_dict()}).encode()).hexdigest()[:16]
+
+    def as_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items() if k != "batch_size"}
+
+
+def run_key(params: GenerationParams, settings: Settings) -> tuple[str, dict]:
+    """(key, what it covers): the arguments' digest, the code version by part, the data version and
+    the settings that change answers (``pipeline.versions``). Everything that changes a run's bytes
+    but the faults it meets (``pipeline.tools.faults``: the weather, not the data set)."""
+    covered = {"params": params.digest(), **versions(settings)}
+    return hashlib.sha256(canonical_json(covered).encode()).hexdigest()[:16], covered
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,7 @@ class RunResult:
     attempts: int
     seconds: float
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    restarted: str | None = None    # what changed when an older run in the folder was discarded
 
     @property
     def errors(self) -> list[dict]:
@@ -129,23 +148,35 @@ def apply_stage(stage: str, legs: list[Leg], ctx: StageContext) -> list[tuple[Le
     module = STAGE_MODULES[stage]
     out: list[tuple[Leg, Failure | None]] = []
     for leg in legs:
-        try:
-            with fault_scope(leg.leg_id):  # injected faults (if any) are drawn afresh for each attempt
-                done = module.run(leg, ctx)
-        except Rejected as exc:
-            out.append((leg, Failure(str(exc))))
-            continue
-        except REJECTIONS as exc:
-            out.append((leg, Failure(f"{stage}: {exc}")))
-            continue
-        except Exception as exc:  # noqa: BLE001 - a bug: recorded with where it broke, fails the run later
-            out.append((leg, Failure(f"{stage}: {type(exc).__name__}: {exc}", error=True, where=last_frame(exc))))
-            continue
+        with noting_failures() as noted:
+            try:
+                with fault_scope(leg.leg_id):  # injected faults (if any) are drawn afresh for each attempt
+                    done = module.run(leg, ctx)
+            except Rejected as exc:
+                out.append((keep_failures(leg, stage, noted), Failure(str(exc))))
+                continue
+            except REJECTIONS as exc:
+                out.append((keep_failures(leg, stage, noted), Failure(f"{stage}: {exc}")))
+                continue
+            except Exception as exc:  # noqa: BLE001 - a bug: recorded with where it broke, fails the run later
+                out.append((keep_failures(leg, stage, noted),
+                            Failure(f"{stage}: {type(exc).__name__}: {exc}", error=True, where=last_frame(exc))))
+                continue
+        keep_failures(done, stage, noted)
         if stage == STAGES[-1]:
             out.append((done, acceptance_failure(done, ctx)))
         else:
             out.append((done, None))
     return out
+
+
+def keep_failures(leg: Leg, stage: str, noted: list[dict]) -> Leg:
+    """Keep the transient tool failures a stage met on this leg (retried, or absorbed at the cost of a
+    fact or a stop, or given up) in ``metadata["tool_failures"]``: under faults, every injected fault
+    appears in the record of the leg that met it, accepted or rejected. Nothing is added without one."""
+    if noted:
+        leg.metadata.setdefault("tool_failures", []).extend({"stage": stage, **entry} for entry in noted)
+    return leg
 
 
 def acceptance_failure(leg: Leg, ctx: StageContext) -> Failure | None:
@@ -202,28 +233,61 @@ def new_leg(params: GenerationParams, slot: int, attempt: int, reused: dict[str,
 MapStage = Callable[[str, list[list[Leg]]], list[list[tuple[Leg, Failure | None]]]]
 
 
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+RUN_OUTPUTS = ("artifacts", "legs.parquet", "rejected.parquet", "run.json")
+
+
+def claim_run_dir(params: GenerationParams, out_dir: Path, settings: Settings,
+                  notice: Callable[[str], None] = _to_stderr) -> str | None:
+    """Make ``out_dir`` this run's folder. The same key resumes; the same arguments under another key
+    (code, templates, prompts, snapshot, tool data or answer settings changed) discard the old run's
+    outputs and start afresh, saying what changed (returned too); other arguments are refused
+    (``SystemExit`` naming them): the folder holds another run."""
+    manifest = out_dir / "run.json"
+    key, covered = run_key(params, settings)
+    info = {"params": params.as_dict(), "digest": params.digest(), "format": ARTIFACT_FORMAT,
+            "snapshot": snapshot_hash(settings), "key": key,
+            "versions": {k: v for k, v in covered.items() if k != "params"}}
+    restarted = None
+    if manifest.exists():
+        previous = json.loads(manifest.read_text())
+        if previous.get("key") == key:
+            return None   # the very same run: resume its artifacts
+        if previous.get("digest") != info["digest"]:
+            what = "; ".join(changes(previous.get("params") or {}, info["params"])) or "the artifact format"
+            raise SystemExit(f"{out_dir} holds a run with other arguments ({what}); "
+                             "choose another --out or delete it")
+        what = (changes(previous["versions"], info["versions"]) if isinstance(previous.get("versions"), dict)
+                else ["it was made by an earlier Legwork that kept no code version"]) or ["the run key"]
+        restarted = "; ".join(what)
+        for name in RUN_OUTPUTS:
+            path = out_dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        notice(f"{out_dir}: the run there has the same arguments but another key, so its artifacts are not "
+               f"resumed; starting a fresh run. Changed: {restarted}")
+    manifest.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    return restarted
+
+
 def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, map_stage: MapStage,
-                   progress: Callable[[str, int, int], None] | None = None, *, allow_errors: bool = False) -> RunResult:
-    """Generate ``params.count`` legs into ``out_dir`` (resuming what finished there).
+                   progress: Callable[[str, int, int], None] | None = None, *, allow_errors: bool = False,
+                   notice: Callable[[str], None] | None = None) -> RunResult:
+    """Generate ``params.count`` legs into ``out_dir`` (resuming what finished there under the same
+    run key; see ``claim_run_dir``). ``notice`` hears what the user must know but is no failure (a
+    fresh start over another version's run); stderr by default.
 
     Raises ``GenerationErrors`` after writing everything when a stage met a bug (unless
     ``allow_errors``), and ``BudgetExhausted`` when too few legs were accepted."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    manifest = out_dir / "run.json"
-    snapshot_manifest = settings.snapshot_dir / "manifest.json"
-    snapshot_hash = json.loads(snapshot_manifest.read_text())["hash"] if snapshot_manifest.is_file() else None
-    info = {"params": {k: list(v) if isinstance(v, tuple) else v for k, v in params.__dict__.items() if k != "batch_size"},
-            "digest": params.digest(), "format": ARTIFACT_FORMAT, "snapshot": snapshot_hash}
-    if manifest.exists():  # resuming: only the very same run may continue in this folder
-        previous = json.loads(manifest.read_text())
-        if previous.get("digest") != info["digest"] or previous.get("snapshot") != snapshot_hash:
-            raise SystemExit(f"{out_dir} holds a run with other parameters or another snapshot "
-                             f"({previous.get('params')}, snapshot {str(previous.get('snapshot'))[:12]}); "
-                             "choose another --out or delete it")
-    else:
-        manifest.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    restarted = claim_run_dir(params, out_dir, settings, notice or _to_stderr)
 
     pending = [(slot, 0) for slot in range(params.count)]
     accepted: dict[int, Leg] = {}
@@ -276,7 +340,8 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
     legs_sorted = [accepted[s] for s in sorted(accepted)]
     write_rows(out_dir / "legs.parquet", [leg_row(leg, "accepted", leg.metadata["attempt"]) for leg in legs_sorted])
     write_rows(out_dir / "rejected.parquet", sorted(rejected_rows, key=lambda r: (r["attempt"], r["leg_id"])))
-    result = RunResult(legs_sorted, rejected_rows, out_dir, round_no, attempts, time.perf_counter() - started, stage_seconds)
+    result = RunResult(legs_sorted, rejected_rows, out_dir, round_no, attempts, time.perf_counter() - started, stage_seconds,
+                       restarted)
     if result.errors and not allow_errors:
         first = result.errors[0]
         raise GenerationErrors(f"{len(result.errors)} unexpected error(s) inside stages, the first at {first['stage']} "

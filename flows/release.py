@@ -6,7 +6,9 @@ Every step calls the library (``flows.generate``, ``pipeline.tasks.common``, ``p
 
 Reuse is keyed, never guessed from a file's presence: each leg set and task set folder holds a
 completion marker (``.legwork-step.json``, written last, as datatrove's executors mark finished
-ranks) whose key is the digest of the step's parameters, the code version and the data version.
+ranks) whose key is the digest of the step's parameters, the code version and the data version
+(``pipeline.versions``, the same functions that key a generate run's folder; a leg set's parameters
+are its run key, ``flows.generate.run_key``).
 A folder whose marker has another key (other --seed, changed code, another snapshot) is emptied
 and made again; a folder without a finished marker resumes what it can (leg generation resumes
 its stage artifacts).
@@ -23,42 +25,20 @@ from typing import Any
 
 from prefect import flow, task
 
-from flows.generate import GenerationParams
+from flows.generate import GenerationParams, run_key
 from flows.prefect_tasks import generate_legs
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT, Settings, load_settings
 from pipeline.model import LEVELS, VARIANTS
+from pipeline.versions import code_version, data_version
 
 FAMILIES = ("math", "atp", "os", "git")
 MARKER = ".legwork-step.json"
-# what the code version covers: everything that can change a leg, a task or a release
-CODE_ROOTS = ("pipeline", "flows", "templates", "prompts")
-CODE_SUFFIXES = {".py", ".toml", ".j2", ".json", ".yaml", ".yml", ".txt", ".md"}
-
-
 class StepFailed(RuntimeError):
     """A regeneration step produced something that does not validate; the flow stops there."""
 
 
 # ---- versions and completion markers ------------------------------------------------------------
-def code_version(root: Path = PROJECT_ROOT) -> str:
-    """A digest of the project's code, templates and prompts (file names and contents)."""
-    digest = hashlib.sha256()
-    for top in CODE_ROOTS:
-        for path in sorted((root / top).rglob("*")):
-            if path.is_file() and path.suffix in CODE_SUFFIXES and "__pycache__" not in path.parts:
-                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-def data_version(settings: Settings) -> str:
-    """The snapshot's hash and the digest of the offline tool data."""
-    from pipeline.tools.registry import OFFLINE_DATA_VERSION, bundled_data_digest
-    manifest = settings.snapshot_dir / "manifest.json"
-    snapshot = json.loads(manifest.read_text())["hash"][:16] if manifest.is_file() else "no-snapshot"
-    return f"{snapshot}/{OFFLINE_DATA_VERSION}/{bundled_data_digest(settings.world_dir)}"
-
-
 def step_key(step: str, params: dict[str, Any], versions: dict[str, str]) -> str:
     return hashlib.sha256(canonical_json({"step": step, "params": params, **versions}).encode()).hexdigest()[:16]
 
@@ -197,14 +177,14 @@ def regeneration(out: str = str(PROJECT_ROOT / "data" / "release"), count: int =
         raise ValueError("count must be at least 1")
     root = Path(out)
     settings = load_settings()
-    versions = {"code": code_version(), "data": data_version(settings)}
+    versions = {"code": code_version(settings), "data": data_version(settings)}
 
     legs_dirs = []
     for variant in variants:
         for level in levels:
             params = GenerationParams(level=level, variant=variant, count=count, seed=seed)
             run_dir = root / "legs" / f"{level}-{variant}"
-            key = step_key("legs", {"digest": params.digest()}, versions)
+            key = step_key("legs", {"run": run_key(params, settings)[0]}, versions)
             if not finished(run_dir, key):
                 prepare(run_dir, key)
                 generate_legs(params, str(run_dir), settings)  # a subflow; resumes from its artifacts

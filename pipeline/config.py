@@ -17,6 +17,8 @@ Environment variables:
   LEGWORK_SANDBOX_ALLOW_NONE 1/0: may agent code run without isolation when no sandbox works
   LEGWORK_SANDBOX_ISOLATION  force one sandbox mode for agent code: bwrap | unshare | none
   LEGWORK_FAULTS             inject tool faults, e.g. rate=0.1,seed=7 (see pipeline.tools.faults)
+  LEGWORK_TOOL_RETRIES       how often a tool call is retried after a transient failure (default 3)
+  LEGWORK_TOOL_BACKOFF_S     the first wait before such a retry, doubling per retry (default 0.5)
 An unknown backend name, tool name or setting key is a ``ConfigError`` naming the bad value.
 """
 from __future__ import annotations
@@ -66,6 +68,10 @@ class Settings:
     sandbox_isolation: str | None = None
     # Fault injection for robustness runs (pipeline.tools.faults spec string); None = no faults.
     faults: str | None = None
+    # The tool client retries a transient failure (HTTP 5xx, timeout, garbled answer) this often,
+    # waiting tool_backoff_s, then twice that, ... (injected faults wait by their spec's backoff_ms).
+    tool_retries: int = 3
+    tool_backoff_s: float = 0.5
 
     def backend_for(self, tool: str) -> str:
         return self.backends.get(tool, self.default_backend)
@@ -96,6 +102,9 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"replay_of must be 'offline' or 'live', got {settings.replay_of!r}")
     if settings.sandbox_isolation not in (None, "bwrap", "unshare", "none"):
         raise ConfigError(f"sandbox_isolation must be bwrap, unshare or none, got {settings.sandbox_isolation!r}")
+    if settings.tool_retries < 0 or settings.tool_backoff_s < 0:
+        raise ConfigError(f"tool_retries and tool_backoff_s must not be negative, got {settings.tool_retries} "
+                          f"and {settings.tool_backoff_s}")
     if settings.faults:
         from pipeline.tools.faults import FaultSpecError, parse_faults
         try:
@@ -114,6 +123,7 @@ def _validated(settings: Settings) -> Settings:
 
 _PATH_KEYS = {"snapshot_dir", "world_dir", "cache_path", "templates_dir", "prompts_dir", "tool_log"}
 _BOOL_KEYS = {"allow_simulated", "simulated_templates", "sandbox_allow_unisolated"}
+_NUMBER_KEYS = {"tool_retries": int, "tool_backoff_s": float}
 
 
 def _from_mapping(data: Mapping[str, Any], origin: str) -> dict[str, Any]:
@@ -126,6 +136,11 @@ def _from_mapping(data: Mapping[str, Any], origin: str) -> dict[str, Any]:
             value = Path(value)
         if key in _BOOL_KEYS:
             value = _as_bool(key, value)
+        if key in _NUMBER_KEYS:
+            try:
+                value = _NUMBER_KEYS[key](value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"{origin}: {key} must be a number, got {value!r}") from None
         out[key] = value
     return out
 
@@ -166,6 +181,8 @@ def load_settings(
         "LEGWORK_SANDBOX_ALLOW_NONE": "sandbox_allow_unisolated",
         "LEGWORK_SANDBOX_ISOLATION": "sandbox_isolation",
         "LEGWORK_FAULTS": "faults",
+        "LEGWORK_TOOL_RETRIES": "tool_retries",
+        "LEGWORK_TOOL_BACKOFF_S": "tool_backoff_s",
     }
     env_values = {key: env[var] for var, key in simple.items() if env.get(var)}
     values.update(_from_mapping(env_values, "environment"))

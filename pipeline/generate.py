@@ -43,7 +43,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--faults", default=None, metavar="SPEC",
                    help="inject seeded tool faults, e.g. rate=0.1,seed=7 (pipeline.tools.faults; 'off' disables "
                         "LEGWORK_FAULTS); not part of the run's digest, so a run may be resumed without them")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar and no table of legs: a successful run prints its one-line result only; a "
+                        "failure (and a fresh start over another version's run) is still said on stderr")
     p.add_argument("--allow-errors", action="store_true",
                    help="exit 0 even when a stage met an unexpected exception (errors are still recorded)")
     return p.parse_args(argv)
@@ -57,14 +59,15 @@ def run_dir(args: argparse.Namespace) -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from rich.console import Console
-    console = Console(stderr=True, quiet=args.quiet)
+    from rich.markup import escape
+    console = Console(stderr=True, soft_wrap=True)   # failures and warnings: said whatever the flags (--quiet silences progress)
     try:
         settings = load_settings(snapshot_dir=args.snapshot, cache_path=args.cache,
                                  allow_simulated=False if args.no_simulated else None,
                                  simulated_templates=True if args.simulated_templates else None,
                                  llm_base_url=args.llm_base_url, llm_model=args.llm_model, faults=args.faults)
     except ConfigError as exc:
-        console.print(f"[red]configuration error:[/red] {exc}")
+        console.print(f"[red]configuration error:[/red] {escape(str(exc))}")
         return 2
     if args.count < 1:
         console.print("[red]--count must be at least 1[/red]")
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ctx = StageContext.for_worker(settings, tuple(args.overrides))
     except Exception as exc:  # noqa: BLE001 - configuration problems (e.g. LLMError) stop the run before it starts
-        console.print(f"[red]configuration error:[/red] {exc}")
+        console.print(f"[red]configuration error:[/red] {escape(str(exc))}")
         return 2
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -100,30 +103,33 @@ def main(argv: list[str] | None = None) -> int:
         progress.update(bar, completed=STAGES.index(stage) + 1,
                         description=f"{args.level}/{args.variant} round {round_no}: {stage} ({alive} legs alive)")
 
+    def notice(message: str) -> None:
+        console.print(f"[yellow]note:[/yellow] {escape(message)}", highlight=False)
+
     runner = resolve_task_runner(args.task_runner)
     try:
         with progress:
             if runner == "local":
                 result = run_generation(params, out, settings, local_map_stage(ctx), on_stage,
-                                        allow_errors=args.allow_errors)
+                                        allow_errors=args.allow_errors, notice=notice)
             else:
                 from flows.prefect_api import prefect_api
                 with prefect_api(PREFECT_HOME):
                     result = run_with_prefect(params, out, settings, ctx, runner, args.dask_address, on_stage,
                                               allow_errors=args.allow_errors)
     except GenerationErrors as exc:
-        print_summary(exc.result, console)
+        print_summary(exc.result, console, table=not args.quiet)
         print_errors(exc.result, console)
         return 3
     except BudgetExhausted as exc:
-        console.print(f"[red]generation incomplete:[/red] {exc}")
+        console.print(f"[red]generation incomplete:[/red] {escape(str(exc))}")
         print_errors(exc.result, console)
         return 1
 
     if args.export_aar:
         from pipeline.export.aar import write_aar_dir
         write_aar_dir(result.accepted, args.export_aar)
-    print_summary(result, console)
+    print_summary(result, console, table=not args.quiet)
     print_errors(result, console)
     return 0
 
@@ -148,7 +154,22 @@ def print_errors(result, console) -> None:
                       f"see {result.out_dir / 'rejected.parquet'} (status 'error'). A re-run redoes those stages.")
 
 
-def print_summary(result, console) -> None:
+def print_summary(result, console, *, table: bool = True) -> None:
+    """The legs as a table, the spread and a one-line result on stdout (``table=False``: the line only)."""
+    from rich.console import Console
+    out = Console(width=160)  # the table goes to stdout, progress and errors to stderr
+    if table:
+        print_table(result, out)
+    reasons: dict[str, int] = {}
+    for row in result.rejected:
+        if row["status"] == "rejected":
+            reasons[row["stage"]] = reasons.get(row["stage"], 0) + 1
+    out.print(f"accepted {len(result.accepted)} legs in {result.seconds:.1f} s after {result.attempts} attempts; "
+              f"rejected by stage: {reasons or 'none'}; errors: {len(result.errors)}; artifacts in {result.out_dir}",
+              highlight=False, soft_wrap=True)
+
+
+def print_table(result, out) -> None:
     from rich.table import Table
     table = Table(title=f"Legwork legs in {result.out_dir}")
     for col in ("leg", "seed page", "stops", "pages", "roadblocks", "detours", "diamonds", "tool calls", "simulated", "y*"):
@@ -158,18 +179,10 @@ def print_summary(result, console) -> None:
         table.add_row(leg.leg_id, leg.seed_title, str(len(leg.stops)), str(kinds.count("route_info")),
                       str(kinds.count("roadblock")), str(kinds.count("detour")), str(leg.diamonds),
                       str(len(leg.trace)), f"{leg.metadata.get('simulated_share', 0):.0%}", str(leg.passcode))
-    from rich.console import Console
-    out = Console(width=160)  # the table goes to stdout, progress and errors to stderr
     out.print(table)
-    reasons: dict[str, int] = {}
-    for row in result.rejected:
-        if row["status"] == "rejected":
-            reasons[row["stage"]] = reasons.get(row["stage"], 0) + 1
     if result.accepted:
         from pipeline.report.stats import spread_line, world_spread
         out.print("spread: " + spread_line(world_spread(result.accepted)[-1]))
-    out.print(f"accepted {len(result.accepted)} legs in {result.seconds:.1f} s after {result.attempts} attempts; "
-              f"rejected by stage: {reasons or 'none'}; errors: {len(result.errors)}; artifacts in {result.out_dir}")
 
 
 if __name__ == "__main__":

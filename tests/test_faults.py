@@ -19,7 +19,15 @@ from hypothesis import strategies as st
 from pipeline.cache import canonical_json
 from pipeline.config import ConfigError, load_settings
 from pipeline.tools.faults import FaultInjector, fault_scope, parse_faults
-from pipeline.tools.registry import MalformedResponse, ServiceFailure, Toolbox, ToolError, ToolTimeout, check_response
+from pipeline.tools.registry import (
+    MalformedResponse,
+    ServiceFailure,
+    Toolbox,
+    ToolError,
+    ToolTimeout,
+    check_response,
+    noting_failures,
+)
 
 GEOCODE = "maps_geocode"
 WIKI = "https://en.wikipedia.org/wiki/"
@@ -83,7 +91,7 @@ def test_rate_kinds_seed_and_scope():
 @pytest.mark.parametrize("kind, error", [("error", ServiceFailure), ("timeout", ToolTimeout),
                                          ("malformed", MalformedResponse)])
 def test_faults_raise_tool_errors_and_are_never_recorded(tmp_path, kind, error):
-    spec = "rate=0.3,seed=11,timeout_ms=1"
+    spec = "rate=0.3,seed=11,timeout_ms=1,retries=0"   # a client that does not retry: the fault reaches the caller
     faulty = _toolbox(tmp_path, spec)
     args = _args_that_fault(faulty.faults, kind)
     with pytest.raises(error) as caught:
@@ -111,18 +119,56 @@ def test_latency_answers_and_retries_ride_out_faults(tmp_path):
                  and not retrying.faults.decide(GEOCODE, {"address": p}, 1)[0])
     assert retrying.call(GEOCODE, flaky).ok                       # attempt 0 faults, attempt 1 answers
     assert sum(retrying.faults.counts.values()) == 1
-    once = _toolbox(tmp_path, "rate=0.5,seed=11,timeout_ms=1,kinds=error+timeout")
+    once = _toolbox(tmp_path, "rate=0.5,seed=11,timeout_ms=1,kinds=error+timeout,retries=0")
     with pytest.raises((ServiceFailure, ToolTimeout)):            # without retries the same call fails
         once.call(GEOCODE, flaky)
+    client = _toolbox(tmp_path, "rate=0.5,seed=11,timeout_ms=1,kinds=error+timeout")
+    assert client.call(GEOCODE, flaky).ok                         # the client's own retries (tool_retries) by default
+
+
+def test_the_client_retries_transient_failures_with_backoff(tmp_path, monkeypatch):
+    """A transient failure (the kinds named in registry.TRANSIENT_FAILURES) is retried tool_retries
+    times with exponential backoff before it reaches the caller; injected faults back off by the
+    spec's backoff_ms (0: no real sleep); every failed try is noted with its outcome."""
+    from pipeline.tools import registry
+
+    waits: list[float] = []
+    monkeypatch.setattr(registry.time, "sleep", waits.append)
+    tries = Counter()
+
+    def flaky(args, ctx):      # a service that fails twice, then answers
+        tries[args["address"]] += 1
+        if tries[args["address"]] <= 2:
+            raise registry.ServiceFailure("maps_geocode: HTTP 503")
+        return {"lat": 1.0, "lon": 2.0, "provenance": "offline-data", "source": "test"}
+    registry._load_backends()
+    monkeypatch.setitem(registry._IMPLEMENTATIONS, (GEOCODE, "offline"), flaky)
+    box = Toolbox(load_settings(env={}, cache_path=tmp_path / "c.sqlite", tool_backoff_s=0.25))
+    with registry.noting_failures() as noted:
+        assert box.call(GEOCODE, {"address": "Nowhere"}).ok
+    assert waits == [0.25, 0.5] and [n["outcome"] for n in noted] == ["retried", "retried"]
+    waits.clear()
+    stingy = Toolbox(load_settings(env={}, cache_path=tmp_path / "c.sqlite", tool_retries=1, tool_backoff_s=0.25))
+    with registry.noting_failures() as noted, pytest.raises(ServiceFailure):
+        stingy.call(GEOCODE, {"address": "Elsewhere"})
+    assert waits == [0.25] and [n["outcome"] for n in noted] == ["retried", "gave up"]
+    # injected faults: no sleep by default, backoff_ms when asked for
+    monkeypatch.setitem(registry._IMPLEMENTATIONS, (GEOCODE, "offline"),
+                        lambda args, ctx: {"lat": 1.0, "provenance": "offline-data", "source": "test"})
+    for spec, expected in (("rate=1,seed=1,kinds=error,retries=2", []),
+                           ("rate=1,seed=1,kinds=error,retries=2,backoff_ms=2", [0.002, 0.004])):
+        waits.clear()
+        with pytest.raises(ServiceFailure):
+            _toolbox(tmp_path, spec).call(GEOCODE, {"address": "Ulm"})
+        assert waits == expected, spec
 
 
 @pytest.mark.parametrize("kind", ["error", "timeout", "malformed"])
 def test_a_failed_probe_makes_the_fact_unusable_not_the_leg(tmp_path, kind):
     """Plan probes every candidate fact with a tool call; the service failing one of them drops that
     fact (the leg plans from the others) instead of rejecting the leg."""
-    from flows.generate import GenerationParams, new_leg
-    from pipeline.stages import crawl, plan
-    from pipeline.stages.base import Rejected, StageContext
+    from flows.generate import GenerationParams, apply_stage, new_leg
+    from pipeline.stages.base import StageContext
     from pipeline.stages.build import resolved
     from pipeline.stages.facts import page_facts
 
@@ -134,16 +180,21 @@ def test_a_failed_probe_makes_the_fact_unusable_not_the_leg(tmp_path, kind):
         for t in clean.store.titles()[:400] if clean.page(t) is not None) if any(resolved(f, clean) for f in facts))
     assert all(resolved(f, faulty) is None for f in places)
     assert faulty.toolbox.faults.counts[kind] >= len(places)
+    with noting_failures() as noted:
+        assert resolved(places[0], faulty) is None
+    assert noted and "unusable for this attempt" in noted[-1]["outcome"] and noted[-1]["tool"] in spec
     if kind != "error":
         return   # the plan below depends only on the probes returning None, checked above for every kind
     params = GenerationParams(level="medium", variant="linear", count=10, seed=2)
-    planned = []
-    for slot in range(10):   # a ServiceFailure, ToolTimeout or MalformedResponse escaping fails the test
-        try:
-            planned.append(plan.run(crawl.run(new_leg(params, slot, 0), faulty), faulty))
-        except Rejected:
-            continue
+    legs = [leg for leg, why in apply_stage("crawl", [new_leg(params, slot, 0) for slot in range(10)], faulty)
+            if why is None]
+    results = apply_stage("plan", legs, faulty)
+    assert not any(why and "injected fault" in why.reason for _, why in results)   # no fault rejects a leg
+    planned = [leg for leg, why in results if why is None]
     assert planned, "no leg planned while every geocode failed"
+    # each planned leg records the facts its failed probes cost it
+    lost = [f for leg in planned for f in leg.metadata["tool_failures"] if "unusable" in f["outcome"]]
+    assert lost and all(f["stage"] == "plan" and "injected fault" in f["error"] for f in lost)
 
 
 @pytest.mark.parametrize("text, why", [("{\"lat\": 1", "not JSON"), ("[1, 2]", "not an object"),
@@ -179,8 +230,10 @@ def test_legs_under_10_percent_faults_then_resumed_without(tmp_path, count):
         pq.read_table(path)
     rejected = _rows(out / "rejected.parquet")
     assert rejected and all(r["reason"] and r["status"] == "rejected" for r in rejected)
-    faulted = [r for r in rejected if any(e in r["reason"] for e in ("injected fault", "malformed response"))]
-    assert len(faulted) >= count // 10, Counter(r["reason"][:60] for r in rejected)
+    # the client retries what faults, and a fault that outlasts the retries costs a fact or a stop:
+    # either way every leg that met one keeps it in its record, accepted or rejected
+    met = [r for r in _rows(out / "legs.parquet") + rejected if json.loads(r["leg_json"])["metadata"].get("tool_failures")]
+    assert len(met) >= count // 10, Counter(r["reason"][:60] for r in rejected)
     with sqlite3.connect(cache) as db:                             # no fault was recorded
         assert not any("injected fault" in r for (r,) in db.execute("SELECT response FROM records"))
     # a crash after round 0's pre-validation: drop everything later, resume with faults off
@@ -198,6 +251,29 @@ def test_legs_under_10_percent_faults_then_resumed_without(tmp_path, count):
     legs = _rows(out / "legs.parquet")
     assert len(legs) == count and len({r["leg_id"] for r in legs}) == count
     assert json.loads((out / "run.json").read_text())["params"]["count"] == count
+
+
+@pytest.mark.slow
+def test_hard_dag_under_20_percent_faults_costs_facts_not_legs(tmp_path):
+    """Issue 23.5: `--difficulty hard --variant dag --count 4 --faults rate=0.2,seed=3` made 0 legs in
+    200 attempts (every probe, dry run and solver call a fault could hit rejected the attempt). The
+    client now retries transient failures and a fault that outlasts them costs a fact, not the leg:
+    the 4 legs come well within the budget (8 attempts when measured), and every injected fault
+    (but latency, which answers) is in the record of the leg that met it. 13-24 s here (slow); the quick
+    checks of the same parts: test_the_client_retries_transient_failures_with_backoff and
+    test_a_failed_probe_makes_the_fact_unusable_not_the_leg."""
+    from flows.generate import GenerationParams, local_map_stage, run_generation
+    from pipeline.stages.base import STAGES, StageContext
+
+    ctx = StageContext.create(load_settings(env={}, cache_path=tmp_path / "c.sqlite", faults="rate=0.2,seed=3"))
+    result = run_generation(GenerationParams(level="hard", variant="dag", count=4, seed=0), tmp_path / "run",
+                            ctx.settings, local_map_stage(ctx))
+    assert len(result.accepted) == 4 and result.attempts <= 40, result.attempts
+    counts = ctx.toolbox.faults.counts
+    recorded = [f for leg in result.accepted for f in leg.metadata.get("tool_failures", [])]
+    recorded += [f for r in result.rejected for f in json.loads(r["leg_json"])["metadata"].get("tool_failures", [])]
+    assert len(recorded) == sum(n for kind, n in counts.items() if kind != "latency") > 0
+    assert {f["stage"] for f in recorded} <= set(STAGES) and all(f["outcome"] for f in recorded)
 
 
 def test_faults_give_the_same_artifacts_with_one_or_two_threads(tmp_path):

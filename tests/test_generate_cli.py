@@ -82,3 +82,31 @@ def test_a_run_killed_midway_resumes_to_the_same_bytes(tmp_path):
     assert (out / "legs.parquet").read_bytes() == (tmp_path / "whole" / "legs.parquet").read_bytes()
     assert (out / "rejected.parquet").read_bytes() == (tmp_path / "whole" / "rejected.parquet").read_bytes()
     assert all(p.stat().st_mtime_ns == t for p, t in finished.items()), "finished artifacts were redone"
+
+
+def test_quiet_silences_progress_never_a_failure(tmp_path):
+    """Issue 23.6: every run that exits non-zero says why on stderr, with or without --quiet; --quiet
+    leaves out the progress and the table of legs (a success prints its one-line result only)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEGWORK_")}
+    env["LEGWORK_CACHE"] = str(tmp_path / "cache.sqlite")
+    base = ["pipeline.generate", "--difficulty", "easy", "--count", "1", "--task-runner", "local"]
+    # a seed page with no fact to extract: every attempt is rejected at plan
+    for quiet in ([], ["--quiet"]):
+        failed = run([*base, "--seed-title", "A Modest Proposal", "--out", str(tmp_path / f"seed{len(quiet)}"),
+                      *quiet], env)
+        assert failed.returncode == 1, failed.stderr[-2000:]
+        assert "generation incomplete" in failed.stderr and "has no extractable fact" in failed.stderr, quiet
+        assert failed.stdout == ""
+    refused = run([*base, "--count", "0", "--quiet", "--out", str(tmp_path / "none")], env)
+    assert refused.returncode == 2 and "--count must be at least 1" in refused.stderr
+    bad = run([*base, "--quiet", "--faults", "rate=7", "--out", str(tmp_path / "none")], env)
+    assert bad.returncode == 2 and "configuration error" in bad.stderr and "rate" in bad.stderr
+    # another run's folder: refused, naming the argument, under --quiet too
+    ok = run([*base, "--quiet", "--out", str(tmp_path / "ok")], env)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    # success under --quiet: the one-line result, no table, no progress
+    assert ok.stdout.startswith("accepted 1 legs") and len(ok.stdout.splitlines()) == 1 and ok.stderr == ""
+    loud = run([*base, "--out", str(tmp_path / "ok")], env)   # resumed: the table again
+    assert loud.returncode == 0 and "accepted 1 legs" in loud.stdout and "Legwork legs in" in loud.stdout
+    other = run([*base, "--count", "2", "--quiet", "--out", str(tmp_path / "ok")], env)
+    assert other.returncode != 0 and "other arguments" in other.stderr and "count" in other.stderr

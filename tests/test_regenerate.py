@@ -49,13 +49,16 @@ def test_serve_prints_the_scheduled_deployment():
 
 
 def test_reuse_is_keyed_by_parameters_code_and_data(tmp_path):
-    from flows.release import code_version, finished, mark_finished, prepare, step_key
+    from flows.release import finished, mark_finished, prepare, step_key
+    from pipeline.versions import code_version, tree_digest
     for top in ("pipeline", "flows", "templates", "prompts"):
         (tmp_path / top).mkdir()
     (tmp_path / "pipeline" / "a.py").write_text("x = 1\n")
-    before = code_version(tmp_path)
+    before = code_version(root=tmp_path)
     (tmp_path / "pipeline" / "a.py").write_text("x = 2\n")
-    assert code_version(tmp_path) != before
+    assert code_version(root=tmp_path) == before    # computed once per process
+    tree_digest.cache_clear()
+    assert code_version(root=tmp_path) != before
     versions = {"code": before, "data": "d1"}
     key = step_key("task-set", {"family": "git", "seed": 0}, versions)
     assert key != step_key("task-set", {"family": "git", "seed": 1}, versions)

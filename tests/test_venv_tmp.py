@@ -2,17 +2,24 @@
 
 A fresh clone with its venv in a temporary folder used to fail every sandboxed run: both
 sandboxes give the child a private /tmp and so hid the interpreter. Here a real venv is
-built under /tmp (``python -m venv --system-site-packages``, seconds) and a copy of the
-``pipeline`` package is put next to it, so both interpreter and project live where the
-sandbox puts its tmpfs.
+built under /tmp (``python -m venv``, seconds) and a copy of the ``pipeline`` package is put
+next to it, so both interpreter and project live where the sandbox puts its tmpfs.
+
+The new venv sees the packages of the interpreter running the suite, wherever they are, through
+a ``.pth`` file naming that interpreter's site directories (``site.getsitepackages()``, the user
+site, and the other folders on its ``sys.path``). ``--system-site-packages`` would show it the
+base interpreter's packages instead: from a suite run in a venv, not the suite's (``No module
+named 'pyarrow'``).
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -25,17 +32,37 @@ from pipeline.tools.sandbox import available_isolations
 ISOLATING = [iso for iso in available_isolations() if iso != "none"]
 
 
+def suite_site_lines() -> list[str]:
+    """``.pth`` lines that give another interpreter of the same version this one's packages: its site
+    directories through ``site.addsitedir`` (so their own ``.pth`` files count too), then the other
+    folders on its ``sys.path`` but the standard library and the project (the copy must be the one
+    imported)."""
+    sites = [*site.getsitepackages()]
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        sites.append(site.getusersitepackages())
+    stdlib = {os.path.realpath(sysconfig.get_path(k)) for k in ("stdlib", "platstdlib")}
+    skip = stdlib | {os.path.realpath(PROJECT_ROOT), os.path.realpath(os.getcwd())}
+    lines = [f"import site; site.addsitedir({d!r})" for d in dict.fromkeys(sites) if os.path.isdir(d)]
+    lines += [d for d in dict.fromkeys(sys.path)
+              if os.path.isabs(d) and os.path.isdir(d) and d not in sites and os.path.realpath(d) not in skip
+              and not os.path.realpath(d).startswith(tuple(s + os.sep for s in stdlib))]
+    return lines
+
+
 @pytest.fixture(scope="module")
 def tmp_venv():
     """(venv python, project copy) both under /tmp, removed afterwards."""
     root = Path(tempfile.mkdtemp(prefix="legwork-venv-test-", dir="/tmp"))
     try:
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                        str(root / "venv")], check=True, timeout=120)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True, timeout=120)
+        python = root / "venv" / "bin" / "python"
+        venv_site = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], check=True,
+                                   capture_output=True, text=True, timeout=60).stdout.strip()
+        (Path(venv_site) / "_legwork_suite.pth").write_text("\n".join(suite_site_lines()) + "\n")
         project = root / "clone"
         shutil.copytree(PROJECT_ROOT / "pipeline", project / "pipeline",
                         ignore=shutil.ignore_patterns("__pycache__"))
-        yield root / "venv" / "bin" / "python", project
+        yield python, project
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -70,9 +97,13 @@ def test_execute_code_from_a_venv_under_tmp(tmp_venv, isolation, tmp_path):
     assert result["isolation"] == isolation and result["exit_code"] == 0, result
     answer, listing, sees_project, write = result["stdout"].splitlines()
     assert answer == "42"
-    # the host's /tmp stays hidden: only the work folder and the path to the venv; the venv is
-    # there (read-only), the project beside it is not (agent code sees no checkout)
-    assert json.loads(listing.replace("'", '"')) == sorted(["work", project.parent.name])
+    # the host's /tmp stays hidden: only the work folder, the one folder holding venv and clone, and
+    # the suite's own site-packages where they are under /tmp too (a suite run from a venv in /tmp); the
+    # venv is there (read-only), the project beside it is not (agent code sees no checkout)
+    suite = {Path(os.path.realpath(d)).relative_to("/tmp").parts[0] for d in [*site.getsitepackages(), *sys.path]
+             if os.path.isabs(d) and os.path.realpath(d).startswith("/tmp/")
+             and ("site-packages" in d or "dist-packages" in d)}
+    assert json.loads(listing.replace("'", '"')) == sorted({"work", project.parent.name} | suite)
     assert sees_project == "False True" and write == "Read-only file system"
 
 

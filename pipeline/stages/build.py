@@ -33,7 +33,7 @@ from pipeline.model import (
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import Fact, page_facts
-from pipeline.tools.registry import TRANSIENT_FAILURES
+from pipeline.tools.registry import TRANSIENT_FAILURES, absorbed
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
 SPARE_ROADBLOCKS = 5   # pre-validation keeps real-data chains first, so it needs a choice
@@ -54,7 +54,8 @@ def resolved(fact: Fact, ctx: StageContext) -> Fact | None:
     reject every attempt from a hub page (hard DAG legs: 0 of 4 under 20 % faults)."""
     try:
         return _resolved(fact, ctx)
-    except TRANSIENT_FAILURES:
+    except TRANSIENT_FAILURES as exc:
+        absorbed(exc, f"the {fact.role} fact {fact.value!r} ({fact.label[:60]}) unusable for this attempt")
         return None
 
 
@@ -89,7 +90,8 @@ def searched_facts(page, facts: list[Fact], ctx: StageContext) -> list[Fact]:
         return result.data.get("results", []) if result.ok else []
     try:
         hits = ctx.memo(f"description_search|{desc}", search)
-    except TRANSIENT_FAILURES:   # not memoised: the next leg asks again
+    except TRANSIENT_FAILURES as exc:   # not memoised: the next leg asks again
+        absorbed(exc, f"no fact of {page.title!r} reachable by search for this attempt")
         return []
     snippet = next((h.get("snippet") or "" for h in hits if h.get("title") == page.title), None)
     if snippet is None:

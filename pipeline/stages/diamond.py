@@ -11,6 +11,7 @@ from pipeline.stages import link
 from pipeline.stages.base import Rejected, StageContext, reindex, rng_for
 from pipeline.stages.build import make_roadblock
 from pipeline.stages.prevalidate import compose_finish
+from pipeline.tools.registry import absorbed
 
 
 def _signature(stop: Stop) -> tuple:
@@ -71,6 +72,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
                 b.value = run_stop(b, values, ctx.toolbox, calls)
         except StopFailed as exc:
             reasons.append(f"{kind} on stop {source.index}: {exc}")
+            absorbed(exc, f"the {kind} diamond on stop {source.index} not made for this attempt")
             continue
         if not ctx.settings.simulated_templates and any(t.provenance == "simulated" for t in calls):
             reasons.append(f"{kind} on stop {source.index}: a branch is answered by a simulated provider here "

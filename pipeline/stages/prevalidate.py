@@ -7,6 +7,7 @@ from pipeline import expressions
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, Leg
 from pipeline.stages.base import Rejected, StageContext, consumers, reindex, rng_for, value_inputs
+from pipeline.tools.registry import absorbed
 
 
 def compose_finish(leg: Leg, stage: str) -> None:
@@ -44,6 +45,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             value = run_stop(stop, values, ctx.toolbox, calls)
         except StopFailed as exc:
             failed[stop.index] = str(exc)
+            absorbed(exc, f"stop {stop.index} ({stop.kind}) dropped for this attempt")
             continue
         if stop.kind == ROUTE_INFO and value != stop.value:
             failed[stop.index] = f"page fact re-read as {value!r}, built as {stop.value!r}"

@@ -9,10 +9,12 @@ backend, and records or replays it through the content-addressed cache.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +62,42 @@ class MalformedResponse(ToolError):
 
 
 TRANSIENT_FAILURES = (ServiceFailure, ToolTimeout, MalformedResponse)   # the service failed this time
+MAX_BACKOFF_S = 30.0
+
+
+def backoff_s(base_s: float, attempt: int) -> float:
+    """Exponential backoff before retry ``attempt + 1``: base, 2 x base, 4 x base ... (at most 30 s)."""
+    return min(base_s * 2 ** attempt, MAX_BACKOFF_S)
+
+
+# ---- what the calls of one unit of work met (a stage on one leg): transient failures, retried or not
+_NOTED: ContextVar[list[dict] | None] = ContextVar("legwork_tool_failures", default=None)
+
+
+@contextlib.contextmanager
+def noting_failures() -> Iterator[list[dict]]:
+    """Collect every transient failure the tool calls made inside meet: one entry per failed try,
+    ``{"tool", "error", "attempt", "outcome"}``, outcome "retried" (the next try was made) or "gave
+    up" (raised to the caller; a caller that goes on without the answer names the cost with
+    ``absorbed``). Generation keeps them in the leg's metadata, so no fault goes unrecorded."""
+    noted: list[dict] = []
+    token = _NOTED.set(noted)
+    try:
+        yield noted
+    finally:
+        _NOTED.reset(token)
+
+
+def absorbed(exc: BaseException, cost: str) -> None:
+    """The caller went on without the answer ``exc`` denied it: record what that cost (e.g. "the place
+    fact 'Ulm' unusable for this attempt") as the failure's outcome. ``exc`` may be an exception
+    raised from the failure (``raise StopFailed(...) from exc``): its causes are looked through."""
+    while exc is not None:
+        entry = getattr(exc, "noted", None)
+        if isinstance(entry, dict):
+            entry["outcome"] = cost
+            return
+        exc = exc.__cause__
 
 
 def check_response(name: str, response: str) -> dict:
@@ -214,10 +252,33 @@ class Toolbox:
         return cached
 
     def call(self, name: str, args: dict) -> ToolResult:
+        """Answer one call. A transient failure (``TRANSIENT_FAILURES``: HTTP 5xx, timeout, garbled
+        answer) is retried ``settings.tool_retries`` times with exponential backoff from
+        ``settings.tool_backoff_s`` before it reaches the caller, as a live client must. Injected
+        faults (above the cache: never recorded) are drawn afresh per try and back off by the fault
+        spec's ``backoff_ms`` (0 by default: offline runs never wait on a fault they made up)."""
         args = validate_args(name, args)
-        if self.faults is not None and not _IN_BACKEND.get():  # above the cache: faults are never recorded
-            return self.faults.call(name, args, lambda: self._call(name, args), check_response)
-        return self._call(name, args)
+        injected = self.faults is not None and not _IN_BACKEND.get()
+        retries = self.faults.retries(self.settings.tool_retries) if injected else self.settings.tool_retries
+        for attempt in range(retries + 1):
+            try:
+                if injected:
+                    return self.faults.attempt(name, args, attempt, lambda: self._call(name, args), check_response)
+                return self._call(name, args)
+            except TRANSIENT_FAILURES as exc:
+                last = attempt == retries
+                noted = _NOTED.get()
+                if noted is not None:
+                    exc.noted = {"tool": name, "error": str(exc)[:200], "attempt": attempt,
+                                 "outcome": "gave up" if last else "retried"}
+                    noted.append(exc.noted)
+                if last:
+                    raise
+                wait = (self.faults.backoff_s(attempt) if getattr(exc, "injected", False)
+                        else backoff_s(self.settings.tool_backoff_s, attempt))
+                if wait > 0:
+                    time.sleep(wait)
+        raise AssertionError("unreachable")
 
     def _call(self, name: str, args: dict) -> ToolResult:
         backend = self.settings.backend_for(name)
@@ -229,7 +290,7 @@ class Toolbox:
             ctx = BackendContext(self.settings, self, self.shared)
             try:
                 data = impl(dict(args), ctx)
-            except SimulatedRefused:
+            except (SimulatedRefused, *TRANSIENT_FAILURES):   # refused, or failed this time: never recorded
                 raise
             except ToolError as exc:
                 data = {"error": str(exc), "provenance": "offline-data" if backend == "offline" else backend}
@@ -269,7 +330,10 @@ __all__ = [
     "ToolTimeout",
     "ToolUnavailable",
     "Toolbox",
+    "absorbed",
+    "backoff_s",
     "check_response",
     "implements",
+    "noting_failures",
     "validate_args",
 ]
