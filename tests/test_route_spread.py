@@ -72,21 +72,25 @@ def test_the_crawl_bridges_to_pages_that_name_the_page(ctx):
     assert naming & bridged or not naming
 
 
-def test_routes_look_past_hubs(ctx):
-    """Pages named by many pages (France, United States) were 39% of the pages after the seed in
-    these legs; a route now takes one only where nothing else goes on."""
+def test_routes_spread_over_the_snapshot(ctx):
+    """Chains of hops (issue 21) go through countries by nature (a choice hop's target is one, and hubs
+    name the pages a chain goes on from), but legs still spread: of the pages after the seed of 40 hard
+    routes, most are distinct and none carries more than a few legs (issue 14: 29% distinct before hub
+    weighting)."""
     after_seed = []
     for variant in ("linear", "dag"):
         params = GenerationParams(level="hard", variant=variant, count=20, seed=3)
         for slot in range(20):
-            try:
-                leg = plan.run(crawl.run(new_leg(params, slot, 0), ctx), ctx)
-            except Rejected:
-                continue
-            after_seed += leg.plan.route[1:]
+            for attempt in range(3):
+                try:
+                    leg = plan.run(crawl.run(new_leg(params, slot, attempt), ctx), ctx)
+                except Rejected:
+                    continue
+                after_seed += leg.plan.route[1:]
+                break
     assert len(after_seed) >= 60
-    hubs = [t for t in after_seed if ctx.store.mention_count(t) >= plan.HUB_MENTIONS]
-    assert len(hubs) / len(after_seed) < 0.15, hubs
+    assert len(set(after_seed)) / len(after_seed) >= 0.6
+    assert max(after_seed.count(t) for t in after_seed) <= 6
 
 
 def _seeds(ctx, level: str, variant: str, slots: int, attempts: int) -> list[str]:

@@ -36,8 +36,9 @@ def ctx(tmp_path_factory):
 
 
 def first_leg_through(ctx, level, variant, stages, seed=0):
-    """The first attempt (of a few) that survives the given stages."""
-    for attempt in range(30):
+    """The first attempt (of up to 100: hard chains need 4-5 hops, two of them choices) that survives the given
+    stages."""
+    for attempt in range(100):
         leg = new_leg(GenerationParams(level=level, variant=variant, count=1, seed=seed), 0, attempt)
         try:
             for stage in stages:

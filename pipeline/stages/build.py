@@ -222,7 +222,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         page = ctx.page(title)
         if page is None:
             raise Rejected(f"build: page {title!r} is missing or malformed")
-        facts = [r for r in (resolved(f, ctx) for f in page_facts(page, preset.extraction)) if r is not None]
+        modes = preset.extraction if i == 0 else tuple(sorted(set(preset.extraction) | {"prose"}))   # plan.hop_modes
+        facts = [r for r in (resolved(f, ctx) for f in page_facts(page, modes)) if r is not None]
         if not facts:
             raise Rejected(f"build: no usable fact on {title!r}")
         want = role_cycle[(i + rng.randrange(2)) % len(role_cycle)]

@@ -7,32 +7,18 @@ instead of clicking."""
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
-from pipeline.execute import NOT_NAMES
 from pipeline.model import LEVELS, VARIANTS, Crawl, Leg
 from pipeline.snapshot.language import in_language
 from pipeline.snapshot.page import title_to_url
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import fact_parts, parts_for
+from pipeline.stages.hops import hops_from, titles_named
 
 MIN_SEED_LINKS = 3          # an infobox page must lead somewhere by its links to start a leg
 MAX_MENTIONS = 12           # search bridges kept per page (mentions in text order)
-_WORD = re.compile(r"[\w'’.-]+")
-
-
-def _title_index(ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
-    """Snapshot titles by first word, as word tuples, longest first (for ``mentions``)."""
-    def compute():
-        index: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-        for title in ctx.store.titles():
-            words = tuple(_WORD.findall(title))
-            if words and title[:1].isupper() and len(title) >= 4 and "(" not in title:
-                index[words[0]].append(words)
-        return {k: sorted(v, key=len, reverse=True) for k, v in index.items()}
-    return ctx.memo("title_index", compute)
 
 
 def mentions(page, ctx: StageContext) -> list[str]:
@@ -41,31 +27,6 @@ def mentions(page, ctx: StageContext) -> list[str]:
     linked = {l.title for l in page.links}
     return [t for t in titles_named(page.lead or "", ctx, MAX_MENTIONS + len(linked) + 1)
             if t != page.title and t not in linked][:MAX_MENTIONS]
-
-
-def titles_named(text: str, ctx: StageContext, limit: int = 1000) -> list[str]:
-    """The snapshot pages a text names by their exact title (as a whole name: "Second" in "Second
-    World War" is no mention of "Second"), in order of first mention."""
-    index = _title_index(ctx)
-    words = _WORD.findall(text)
-    found: list[str] = []
-    i = 0
-    while i < len(words) and len(found) < limit:
-        match = next((t for t in index.get(words[i], ()) if tuple(words[i:i + len(t)]) == t), None)
-        if match is None:
-            i += 1
-            continue
-        title = " ".join(match)
-        following = words[i + len(match)] if i + len(match) < len(words) else ""
-        preceding = words[i - 1] if i else ""
-        if (following[:1].isupper() and not words[i + len(match) - 1].endswith(".")) or (
-                preceding[:1].isupper() and not preceding.endswith(".") and preceding not in NOT_NAMES | {"The"}):
-            i += 1   # part of a longer name ("Second" in "Second World War", "Southeast Asia" in "Maritime
-            continue  # Southeast Asia"): not a mention of the page
-        if title not in found and title in ctx.store:
-            found.append(title)
-        i += len(match)
-    return found
 
 
 @dataclass(frozen=True)
@@ -162,6 +123,7 @@ def run_pool(ctx: StageContext, level: str, variant: str) -> list[str]:
     return forkable or candidates
 
 
+SEED_LOOKAHEAD = 8        # pages of its order a slot passes over for one that names a page a hop can reach
 SMALLER_POOL = 0.9        # a pool under 90% of a run's own is one whose seeds the run leaves for last
 SLOT_STRIDE = 1_000_003   # flows.generate.new_leg: leg.seed = run seed * SLOT_STRIDE + slot
 
@@ -231,8 +193,9 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
     full = {t for t, n in leg.metadata.get("reused_seeds", {}).items() if n >= bound}
     start = slot + attempt * slots
     for k in range(len(pool)):
-        if pool[(start + k) % len(pool)] not in full:
-            return pool[(start + k) % len(pool)]
+        page = pool[(start + k) % len(pool)]
+        if page not in full and (k >= SEED_LOOKAHEAD or hops_from(page, ctx)):
+            return page   # a seed a chain can leave (issue 21), among the next few of the run's order
     return pool[start % len(pool)]
 
 

@@ -18,19 +18,59 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 
 from pipeline.clues import EXTREMES, MEASURE_LOOKUPS, MEASURES, could_be, kind_of, measure_value, noun_of
-from pipeline.execute import countries_named, country_known, get_path
+from pipeline.execute import NOT_NAMES, countries_named, country_known, get_path
 from pipeline.model import Relation
 from pipeline.stages.base import StageContext
-from pipeline.stages.crawl import titles_named
 from pipeline.stages.facts import SENTENCE_SPLIT
 from pipeline.tools.registry import TRANSIENT_FAILURES
 
 PROBE_RESULTS = 10      # the skip probe: a hop whose kind words find its target this high is a look-up
 MAX_CHOICES = 5         # a sentence naming more countries than this is a list, not a choice
 MIN_GAP = 0.05          # a choice's figures differ by at least this share, so data drift cannot swap them
+
+
+_WORD = re.compile(r"[\w'’.-]+")
+
+
+def _title_index(ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
+    """Snapshot titles by first word, as word tuples, longest first (for ``mentions``)."""
+    def compute():
+        index: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+        for title in ctx.store.titles():
+            words = tuple(_WORD.findall(title))
+            if words and title[:1].isupper() and len(title) >= 4 and "(" not in title:
+                index[words[0]].append(words)
+        return {k: sorted(v, key=len, reverse=True) for k, v in index.items()}
+    return ctx.memo("title_index", compute)
+
+
+def titles_named(text: str, ctx: StageContext, limit: int = 1000) -> list[str]:
+    """The snapshot pages a text names by their exact title (as a whole name: "Second" in "Second
+    World War" is no mention of "Second"), in order of first mention."""
+    index = _title_index(ctx)
+    words = _WORD.findall(text)
+    found: list[str] = []
+    i = 0
+    while i < len(words) and len(found) < limit:
+        match = next((t for t in index.get(words[i], ()) if tuple(words[i:i + len(t)]) == t), None)
+        if match is None:
+            i += 1
+            continue
+        title = " ".join(match)
+        following = words[i + len(match)] if i + len(match) < len(words) else ""
+        preceding = words[i - 1] if i else ""
+        if (following[:1].isupper() and not words[i + len(match) - 1].endswith(".")) or (
+                preceding[:1].isupper() and not preceding.endswith(".") and preceding not in NOT_NAMES | {"The"}):
+            i += 1   # part of a longer name ("Second" in "Second World War", "Southeast Asia" in "Maritime
+            continue  # Southeast Asia"): not a mention of the page
+        if title not in found and title in ctx.store:
+            found.append(title)
+        i += len(match)
+    return found
 
 
 @dataclass(frozen=True)

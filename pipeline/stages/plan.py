@@ -27,6 +27,12 @@ def shapes(preset) -> list[tuple[int, int, int, int]]:
 WALK_BUDGET = 2000   # pages a chain walk may try before the attempt is given up
 
 
+def hop_modes(modes: tuple[str, ...]) -> tuple[str, ...]:
+    """The extraction modes of a page reached by a hop: the level's, and always a sentence's number or
+    country (most pages a hop reaches are lead-only: at easy's infobox-only modes few could be a stop)."""
+    return tuple(sorted(set(modes) | {"prose"}))
+
+
 def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
     """The facts a page stop may ask of the page at the level's extraction modes (memoised)."""
     def compute() -> list:
@@ -35,20 +41,21 @@ def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
     return ctx.memo(f"usable_facts|{','.join(modes)}|{title}", compute)
 
 
-def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: tuple[str, ...]
-         ) -> tuple[list[str], list[Relation]] | None:
+def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: tuple[str, ...],
+         fits=lambda route: True) -> tuple[list[str], list[Relation]] | None:
     """A chain of ``n_hops`` hops from the seed (``hops.hops_from``), at least ``n_choices`` of them
-    choices, through pages that each offer a fact; hubs drawn seldom. A randomised depth-first walk:
-    a dead end steps back."""
+    choices, through pages that each offer a fact, whose whole route ``fits`` (offers what the leg's
+    roadblocks need); hubs drawn seldom. A randomised depth-first walk: a dead end steps back."""
     budget = [WALK_BUDGET]
 
     def extend(route: list[str], relations: list[Relation], choices_left: int):
         if len(relations) == n_hops:
-            return (route, relations) if choices_left <= 0 else None
+            return (route, relations) if choices_left <= 0 and fits(route) else None
         budget[0] -= 1
         if budget[0] < 0:
             return None
-        options = [h for h in hops_from(route[-1], ctx) if h.target not in route and usable_facts(h.target, ctx, modes)]
+        options = [h for h in hops_from(route[-1], ctx)
+                   if h.target not in route and usable_facts(h.target, ctx, hop_modes(modes))]
         if choices_left >= n_hops - len(relations):
             options = [h for h in options if h.relation.kind == "choice"]
         def weight(h) -> float:   # hubs seldom; while choices are owed, toward choices and pages that offer one
@@ -90,16 +97,17 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         raise Rejected(f"plan: no shape of {preset.name} holds {lo}-{hi} hops")
     k, r, d, p = options[rng.randrange(len(options))]
     n_choices = rng.randint(*preset.choices) if preset.choices[1] else 0
-    found = walk(leg, ctx, rng, p - 1, min(n_choices, p - 1), modes)
-    if found is None:
-        raise Rejected(f"plan: no chain of {p - 1} hops ({n_choices} of them choices) from {leg.seed_title!r}")
-    route, relations = found
-    facts_of = {t: usable_facts(t, ctx, modes) for t in route}
     needs = ("place", "country") if leg.variant == "dag" else ENTITY_ROLES
-    if not any(f.role in needs or (leg.variant != "dag" and f.unit in CONVERTIBLE_UNITS)
-               for t in route for f in facts_of[t]):
-        raise Rejected("plan: no page of the chain offers " + ("a place or a country to fork" if leg.variant == "dag"
-                       else "an entity a roadblock can take (a place, a country, a date, a company, a measure)"))
+
+    def offers_entity(route: list[str]) -> bool:
+        return any(f.role in needs or (leg.variant != "dag" and f.unit in CONVERTIBLE_UNITS)
+                   for t in route for f in usable_facts(t, ctx, modes if t == leg.seed_title else hop_modes(modes)))
+    found = walk(leg, ctx, rng, p - 1, min(n_choices, p - 1), modes, offers_entity)
+    if found is None:
+        raise Rejected(f"plan: no chain of {p - 1} hops ({n_choices} of them choices) from {leg.seed_title!r} "
+                       "through pages offering " + ("a place or a country to fork" if leg.variant == "dag" else
+                                                    "an entity a roadblock can take"))
+    route, relations = found
     seed_page = ctx.page(leg.seed_title)
     leg.theme = (f"A chain of {p - 1} hop{'s' if p > 2 else ''} from {seed_page.title} "
                  f"({seed_page.description or seed_page.infobox_type or 'a page'})")
