@@ -15,7 +15,7 @@ from pipeline.snapshot.language import in_language
 from pipeline.snapshot.page import title_to_url
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import fact_parts, parts_for
-from pipeline.stages.hops import hops_from, titles_named
+from pipeline.stages.hops import titles_named
 
 MIN_SEED_LINKS = 3          # an infobox page must lead somewhere by its links to start a leg
 MAX_MENTIONS = 12           # search bridges kept per page (mentions in text order)
@@ -123,7 +123,6 @@ def run_pool(ctx: StageContext, level: str, variant: str) -> list[str]:
     return forkable or candidates
 
 
-SEED_LOOKAHEAD = 8        # pages of its order a slot passes over for one that names a page a hop can reach
 SMALLER_POOL = 0.9        # a pool under 90% of a run's own is one whose seeds the run leaves for last
 SLOT_STRIDE = 1_000_003   # flows.generate.new_leg: leg.seed = run seed * SLOT_STRIDE + slot
 
@@ -193,9 +192,8 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
     full = {t for t, n in leg.metadata.get("reused_seeds", {}).items() if n >= bound}
     start = slot + attempt * slots
     for k in range(len(pool)):
-        page = pool[(start + k) % len(pool)]
-        if page not in full and (k >= SEED_LOOKAHEAD or hops_from(page, ctx)):
-            return page   # a seed a chain can leave (issue 21), among the next few of the run's order
+        if pool[(start + k) % len(pool)] not in full:
+            return pool[(start + k) % len(pool)]
     return pool[start % len(pool)]
 
 
