@@ -32,7 +32,7 @@ wall clock or an LLM error (``llm_error``: a re-run redoes it). Tokens are summe
 ``usage``; ``trial.json`` carries ``modular``: the configuration, the model per module, calls, tokens and
 cut replies per module, reflections, the plan.
 
-Trials run through the race runners (``pipeline.race.race_legs``, ``pipeline.agents.tasks.race_task_set``)
+Trials run through the runtime (``pipeline.agents.runtime.race``, via ``pipeline.race`` and ``pipeline.agents.tasks``)
 with the agent ``modular`` and a ``ModularAgent`` as the client; the trial directory is named after
 ``ModularAgent.label`` = ``modular-<P,R,A,F each t or d>-<hash of the model per module>``, so the 16
 configurations of a pair of models never collide, and two configurations that put the same model on every
