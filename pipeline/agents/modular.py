@@ -241,7 +241,7 @@ class _Stop(Exception):
         self.reason, self.error = reason, error
 
 
-async def run_modular_async(world: Environment, agent: ModularAgent, *, timeout_s: float = 600.0,
+async def run_modular_async(env: Environment, agent: ModularAgent, *, timeout_s: float = 600.0,
                             max_tokens: int = 1024, trial_tokens: int = 200_000, stop: tuple[str, ...] = (),
                             asynchronous: bool = True, steps_allowed: int | None = None) -> ModularRun:
     """One trial of the modular agent on an environment. ``asynchronous``: ask with ``achat`` and act in a
@@ -249,9 +249,9 @@ async def run_modular_async(world: Environment, agent: ModularAgent, *, timeout_
 
     run = ModularRun()
     start = time.monotonic()
-    tools = world.tool_schemas()
-    base = {"family": world.family, "instructions": world.instructions(),
-            "format": world.system_prompt.replace("\n", " "),
+    tools = env.tool_schemas()
+    base = {"family": env.family, "instructions": env.instructions(),
+            "format": env.system_prompt.replace("\n", " "),
             "tools": [{"name": t["function"]["name"], "description": t["function"].get("description", "")}
                       for t in tools or []]}
 
@@ -288,10 +288,10 @@ async def run_modular_async(world: Environment, agent: ModularAgent, *, timeout_
     observation, note = "", ""
     try:
         run.plan = (await ask("planning")).get("content") or ""
-        allowed = steps_allowed or world.max_steps
+        allowed = steps_allowed or env.max_steps
         max_steps = min(allowed, agent.max_steps or allowed)
-        while not world.done:
-            if world.steps >= max_steps:
+        while not env.done:
+            if env.steps >= max_steps:
                 raise _Stop("step_limit")
             step = (await ask("reasoning", plan=run.plan, history=history[-HISTORY_STEPS:],
                               observation=observation, reflection=note)).get("content") or ""
@@ -299,27 +299,27 @@ async def run_modular_async(world: Environment, agent: ModularAgent, *, timeout_
             reply = await ask("action", tools=tools, step=step, observation=observation)
             calls = reply.get("tool_calls") or []
             if reply.get("finish_reason") == "length":
-                world.extra_steps += 1
+                env.extra_steps += 1
                 action, obs = "(reply cut off)", Observation(OVERRUN_NOTE.format(n=max_tokens), False, False)
             elif calls:
                 first = calls[0]
                 action = f"{first['name']} {first['arguments'] or '{}'}"
-                obs = await _in_thread(asynchronous, world.step, first["name"], first["arguments"])
+                obs = await _in_thread(asynchronous, env.step, first["name"], first["arguments"])
                 obs.text = obs.text[:OBSERVATION_CHARS]
                 if len(calls) > 1:
                     obs.text += f"\n(only the first of the {len(calls)} tool calls was run)"
             else:
                 content = reply.get("content") or ""
                 action = "reply: " + json.dumps(content, ensure_ascii=False)[:PREVIEW_CHARS]
-                obs = await _in_thread(asynchronous, world.submit, content)
+                obs = await _in_thread(asynchronous, env.submit, content)
             entry = Entry(len(history) + 1, step.strip(), action, obs.ok, _one_line(obs.text, PREVIEW_CHARS),
                           obs.changed)
             history.append(entry)
             since_reflection.append(entry)
             observation = obs.text[:OBSERVATION_CHARS]
-            if world.done:
+            if env.done:
                 break
-            why = world.reflection_trigger(since_reflection)
+            why = env.reflection_trigger(since_reflection)
             if why:
                 note = (await ask("reflection", plan=run.plan, step=step, action=action, observation=observation,
                                   trigger=why)).get("content") or ""
@@ -328,7 +328,7 @@ async def run_modular_async(world: Environment, agent: ModularAgent, *, timeout_
     except _Stop as stop_:
         run.stop_reason, run.error = stop_.reason, stop_.error
     run.texts = run.texts[-3:]
-    run.unlogged_steps = world.extra_steps
+    run.unlogged_steps = env.extra_steps
     return run
 
 

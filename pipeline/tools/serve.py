@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from pipeline.agents.trial import TOOL_LOG, read_record, write_record  # the one trial writer (race's too)
 from pipeline.tools.spec import TOOLS
 
 SERVER_NAME = "legwork-tools"
@@ -207,7 +208,6 @@ class Trials:
         self._lock = threading.RLock()
 
     def get(self, trial_id: str, leg_id: str | None, agent: str | None) -> TrialState:
-        from pipeline.agents.trial import TOOL_LOG, read_record
         from pipeline.tools.toollog import ToolLog
 
         if not TRIAL_ID.fullmatch(trial_id):
@@ -237,8 +237,6 @@ class Trials:
             raise CallRefused(f"leg {leg_id!r} is not in the served dataset")
 
     def save(self, state: TrialState) -> None:
-        from pipeline.agents.trial import write_record
-
         with self._lock:
             state.record["steps"] = state.log.calls
             state.record["wall_time_s"] = round(time.monotonic() - state.started, 3)
