@@ -4,6 +4,7 @@ Agents:
   oracle  replays the leg's golden trace through the ``Toolbox`` (AAR-imported legs without a
           trace: runs the leg through ``pipeline.execute``, logging every call) and answers y*;
   random  answers a uniform digit from a seeded RNG, calls no tool;
+  solver  the riddle-only solver (``pipeline.agents.solver``): the riddle, the seed URL and the tools;
   llm     a ReAct-style tool-calling loop over an OpenAI-compatible endpoint (``pipeline.llm``),
           with the step budget B = max(10, floor(1.5 K)), a wall-clock timeout, tool outputs
           truncated at 8,000 characters, and the final answer parsed as one digit;
