@@ -222,3 +222,22 @@ def test_scripted_oracle_model_races_offline(world, tmp_path):
     assert log.status == "success", log.error
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     assert metrics["accuracy"] == 1.0 and metrics["pvr"] == 1.0
+
+
+def test_calls_past_the_step_budget_are_refused(world, tmp_path):
+    """A model that never submits: B calls reach the server, the rest are refused; no answer, step_limit."""
+    from pipeline.agents.inspect.tasks import race_legs
+    leg = world["legs"][0]
+
+    def outputs(input, tools, tool_choice, config):
+        out = ModelOutput.for_tool_call(MOCK, "fetch_webpage", {"url": leg.seed_url})
+        out.usage = usage(0)
+        return out
+
+    runs = tmp_path / "runs"
+    log = run_eval(race_legs(legs=str(world["run"]), runs=str(runs), limit=1), outputs, tmp_path / "logs")
+    score = log.samples[0].scores["passcode"]
+    assert score.value == "I" and score.metadata["steps"] == score.metadata["budget"] == leg.step_budget
+    assert score.metadata["step_limit_hit"] is True
+    record = json.loads((runs / f"inspect-{leg.leg_id}-s0" / "trial.json").read_text())
+    assert record["answer"] is None and record["stop_reason"] == "step_limit"

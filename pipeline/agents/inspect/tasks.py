@@ -20,6 +20,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.agent import AgentPrompt, AgentSubmit, as_solver, react
+from inspect_ai.approval import Approval, ApprovalPolicy, Approver, approver
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageAssistant, ModelOutput
 from inspect_ai.scorer import (
@@ -36,7 +37,7 @@ from inspect_ai.scorer import (
     stderr,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import mcp_server_stdio
+from inspect_ai.tool import ToolCall, ToolCallView, mcp_server_stdio
 from inspect_ai.util import message_limit
 
 from pipeline.agents.environments import LEG_SYSTEM_PROMPT, LegEnv, parse_digit
@@ -107,11 +108,29 @@ def server_env() -> dict[str, str]:
     return env
 
 
+@approver(name="step_budget")
+def step_budget(budget: int) -> Approver:
+    """The leg's step budget, as race's loop keeps it: a tool call past it is refused, never run."""
+    made = 0
+
+    async def approve(message: str, call: ToolCall, view: ToolCallView, history: list) -> Approval:
+        nonlocal made
+        if call.function == "submit":
+            return Approval(decision="approve")
+        if made >= budget:
+            return Approval(decision="reject", explanation="step budget exhausted: submit your answer")
+        made += 1
+        return Approval(decision="approve")
+
+    return approve
+
+
 @solver
 def leg_racer(runs: str, dataset: str | None = None, max_chars: int = 8000, steps: int | None = None) -> Solver:
     """Inspect's ``react()`` over the tools of ``python -m pipeline.tools serve`` (stdio), one server per
     sample writing the trial's tool log and ``trial.json``; the model submits the digit with ``submit``.
-    At most the leg's step budget of tool calls (messages: two per call, plus the prompt and the submission)."""
+    At most the leg's step budget B of tool calls (``steps`` overrides it): an approval policy refuses the
+    calls past it, which never reach the server; a model that keeps calling stops a few messages later."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         leg_id = state.metadata["leg_id"]
@@ -122,10 +141,12 @@ def leg_racer(runs: str, dataset: str | None = None, max_chars: int = 8000, step
             args += ["--dataset", dataset]
         server = mcp_server_stdio(name="legwork", command=sys.executable, args=args, env=server_env(),
                                   cwd=_os.getcwd())
-        agent = react(prompt=AgentPrompt(instructions=LEG_PROMPT, assistant_prompt=None, handoff_prompt=None),
-                      tools=[server], submit=AgentSubmit(description="Submit your final answer: one digit 0-9."))
         budget = steps or int(state.metadata["step_budget"])
-        with message_limit(len(state.messages) + 2 * budget + 3):
+        agent = react(prompt=AgentPrompt(instructions=LEG_PROMPT, assistant_prompt=None, handoff_prompt=None),
+                      tools=[server], submit=AgentSubmit(description="Submit your final answer: one digit 0-9.", answer_only=True,
+                                         keep_in_messages=True),
+                      approval=[ApprovalPolicy(step_budget(budget), "*")])
+        with message_limit(len(state.messages) + 2 * budget + 8):   # a model that keeps calling past B stops
             return await as_solver(agent)(state, generate)
 
     return solve
@@ -172,9 +193,12 @@ def passcode(runs: str, legs: dict[str, Leg]):
         d.mkdir(parents=True, exist_ok=True)
         (d / TOOL_LOG).touch()
         record = read_record(d) or {"trial_id": d.name, "tool_log": TOOL_LOG, "steps": 0, "messages": []}
-        answer = parse_digit(state.output.completion)
+        submitted = any(isinstance(m, ChatMessageAssistant) and any(c.function == "submit" for c in m.tool_calls or [])
+                        for m in state.messages)
+        answer = parse_digit(state.output.completion) if submitted else None
+        stop_reason = "answered" if answer is not None else "no_digit" if submitted else "step_limit"
         record.update(leg_id=leg.leg_id, agent=AGENT, seed=_seed(state), answer=answer, messages=_texts(state),
-                      tokens=_tokens(state), stop_reason="answered" if answer is not None else "no_digit",
+                      tokens=_tokens(state), stop_reason=stop_reason,
                       model=str(state.model), variant=leg.variant, level=leg.level)
         write_record(d, record)
         [s] = score_trials([leg], load_trials(d / "trial.json"))
