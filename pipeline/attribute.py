@@ -40,6 +40,8 @@ from pipeline.agents.modular import (
     make_agent,
     modules_for,
 )
+from pipeline.agents.runtime import race
+from pipeline.agents.trial import Budget
 from pipeline.scoring.attribution import Attribution, all_subsets, attribute, ranking_consistency
 
 TRIAL_COLUMNS = ("default", "test", "config", "test_modules", "label", "item_id", "family", "success", "judged",
@@ -77,13 +79,12 @@ class Runner:
             self.items = [r["task_id"] for r in self.rows]
 
     def run(self, default: ModelSpec, test: ModelSpec, s: frozenset) -> list[dict]:
-        from pipeline.race import Budget, race_legs
         agent = make_agent(self.settings, self.toolbox.cache, modules_for(s), default, test,
                            max_steps=self.a.max_steps, **self.client_options)
         if self.kind == "legs":
             budget = Budget(timeout_s=self.a.timeout_s, max_tokens=self.a.max_tokens, trial_tokens=self.a.trial_tokens)
-            dirs, _ = asyncio.run(race_legs(self.legs, "modular", self.runs, toolbox=self.toolbox, seed=self.a.seed,
-                                            client=agent, budget=budget, concurrency=self.a.concurrency))
+            dirs, _ = asyncio.run(race(self.legs, "modular", self.runs, toolbox=self.toolbox, seed=self.a.seed,
+                                       client=agent, budget=budget, concurrency=self.a.concurrency))
         else:
             from pipeline.agents.tasks import race_task_set
             dirs = race_task_set(Path(self.a.tasks), "modular", self.runs, settings=self.settings, limit=self.a.limit,

@@ -32,7 +32,7 @@ wall clock or an LLM error (``llm_error``: a re-run redoes it). Tokens are summe
 ``usage``; ``trial.json`` carries ``modular``: the configuration, the model per module, calls, tokens and
 cut replies per module, reflections, the plan.
 
-Trials run through the race runners (``pipeline.race.race_legs``, ``pipeline.agents.tasks.race_task_set``)
+Trials run through the runtime (``pipeline.agents.runtime.race``, via ``pipeline.race`` and ``pipeline.agents.tasks``)
 with the agent ``modular`` and a ``ModularAgent`` as the client; the trial directory is named after
 ``ModularAgent.label`` = ``modular-<P,R,A,F each t or d>-<hash of the model per module>``, so the 16
 configurations of a pair of models never collide, and two configurations that put the same model on every
@@ -52,8 +52,12 @@ from typing import Any
 
 import jinja2
 
+from pipeline.agents.environments import Entry, Environment, Observation
+from pipeline.agents.loop import OVERRUN_NOTE
+from pipeline.agents.trial import Budget, TrialResult
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT
+from pipeline.llm import LLMError
 
 ROLES = ("planning", "reasoning", "action", "reflection")
 LETTERS = {"planning": "P", "reasoning": "R", "action": "A", "reflection": "F"}
@@ -202,182 +206,10 @@ def render(prompts_dir: Path, role: str, **context) -> list[dict]:
             {"role": "user", "content": "".join(template.blocks["user"](ctx)).strip()}]
 
 
-# ---- worlds: what the modules act on -------------------------------------------------------------
-@dataclass
-class Observation:
-    text: str
-    ok: bool
-    changed: bool = True          # git: the tree changed
-
-
-@dataclass
-class Entry:
-    n: int
-    step: str
-    action: str
-    ok: bool
-    preview: str
-    changed: bool = True
-
-
+# ---- history ---------------------------------------------------------------------------------------
 def _one_line(text: str, limit: int) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
-
-
-class World:
-    """A task as the modules see it; ``act``/``reply`` run one action, ``trigger`` says why reflection
-    runs (None: it does not)."""
-    family = ""
-    instructions = ""
-    format = ""
-    tools: list[dict] | None = None
-    done = False
-    extra_steps = 0               # steps that left no tool-log line (failed checks, cut-off actions)
-
-    @property
-    def steps(self) -> int:
-        raise NotImplementedError
-
-    @property
-    def max_steps(self) -> int:
-        raise NotImplementedError
-
-    async def act(self, name: str, arguments: str | None) -> Observation:
-        raise NotImplementedError
-
-    async def reply(self, text: str) -> Observation:
-        raise NotImplementedError
-
-    def trigger(self, since_reflection: list[Entry]) -> str | None:
-        last = since_reflection[-1] if since_reflection else None
-        return None if last is None or last.ok else "the last action failed (a tool error or a failed check)"
-
-
-class LegWorld(World):
-    """A leg: the riddle and the seed URL, the registry's tools, a final ``ANSWER: <digit>``."""
-    family = "legs"
-
-    def __init__(self, leg, toolbox, log, steps_allowed: int):
-        from pipeline.race import SYSTEM_PROMPT, instruction_text
-        self.leg, self.toolbox, self.log, self._max = leg, toolbox, log, steps_allowed
-        self.instructions, self.format = instruction_text(leg), SYSTEM_PROMPT.replace("\n", " ")
-        self.tools = toolbox.schemas()
-        self.answer: str | None = None
-
-    @property
-    def steps(self) -> int:
-        return self.log.calls + self.extra_steps
-
-    @property
-    def max_steps(self) -> int:
-        return self._max
-
-    async def act(self, name, arguments):
-        from pipeline.race import TOOL_OUTPUT_CHARS, agent_tool_call
-        ok, output = await asyncio.to_thread(agent_tool_call, self.toolbox, self.log, name, arguments)
-        return Observation(output[:TOOL_OUTPUT_CHARS], ok)
-
-    async def reply(self, text):
-        from pipeline.race import parse_digit
-        digit = parse_digit(text)
-        if digit is None:
-            self.extra_steps += 1
-            return Observation("Check failed: no final digit could be read from the reply; end the final reply "
-                               "with ANSWER: <digit>.", False)
-        self.answer, self.done = digit, True
-        return Observation(f"final answer {digit} submitted", True)
-
-
-class _TapLog:
-    """The environment's tool log, remembering whether its last line was a success."""
-
-    def __init__(self, log):
-        self.inner, self.last_ok = log, None
-
-    @property
-    def calls(self) -> int:
-        return self.inner.calls
-
-    def record(self, tool, args, success, response):
-        self.last_ok = bool(success)
-        return self.inner.record(tool, args, success, response)
-
-
-_ANSWER_LINE = re.compile(r"ANSWER\s*[:=]\s*\S", re.IGNORECASE)
-
-
-class TaskWorld(World):
-    """A task of a family environment (``pipeline.agents.tasks``): its tools, replies and checker."""
-
-    def __init__(self, env):
-        self.env = env
-        env.log = self.tap = _TapLog(env.log)
-        self.family, self.instructions, self.format = env.family, env.instructions(), env.system_prompt
-        self.tools = env.tool_schemas()
-        self.tree = self._tree()
-
-    def _tree(self) -> str | None:
-        return json.dumps(self.env.repo.tree(), sort_keys=True) if self.family == "git" else None
-
-    @property
-    def done(self) -> bool:
-        return self.env.done
-
-    @property
-    def steps(self) -> int:
-        return self.env.steps + self.extra_steps
-
-    @property
-    def max_steps(self) -> int:
-        return self.env.max_steps
-
-    async def act(self, name, arguments):
-        try:
-            args = json.loads(arguments or "{}")
-        except json.JSONDecodeError as exc:
-            text = canonical_json({"error": f"arguments are not JSON: {exc.msg}"})
-            self.env.log.record(name, arguments, False, text)
-            return Observation(text, False, False)
-        if not isinstance(args, dict):
-            text = canonical_json({"error": "arguments must be a JSON object"})
-            self.env.log.record(name, args, False, text)
-            return Observation(text, False, False)
-        before, self.tap.last_ok = self.env.steps, None
-        text = self.env.act(name, args)
-        ok = True if self.env.steps == before else bool(self.tap.last_ok)
-        changed = True
-        if self.family == "git":
-            tree = self._tree()
-            changed, self.tree = tree != self.tree, tree
-        return Observation(text[:OBSERVATION_CHARS], ok, changed)
-
-    async def reply(self, text):
-        if self.family == "math" and not _ANSWER_LINE.search(text or ""):
-            self.extra_steps += 1
-            return Observation("Check failed: the reply has no final line ANSWER: <answer>.", False, False)
-        follow_up = self.env.reply(text)
-        if self.family == "atp":
-            check = self.env.check
-            ok = bool(check and (check.verified or check.ok))
-            return Observation(follow_up or (check.detail if check else "submitted"), ok)
-        return Observation(follow_up or "reply received; the task is over", True)
-
-    def trigger(self, since_reflection):
-        if not since_reflection:
-            return None
-        last = since_reflection[-1]
-        if self.family == "git":
-            unchanged = 0
-            for e in reversed(since_reflection):
-                if e.changed:
-                    break
-                unchanged += 1
-            return "the tree has not changed for two steps" if unchanged >= 2 else None
-        if last.ok:
-            return None
-        return {"atp": "the prover rejected the proof", "os": "the last command failed"}.get(
-            self.family, "the last action failed (a tool error or a failed check)")
 
 
 # ---- the agent ------------------------------------------------------------------------------------
@@ -409,19 +241,19 @@ class _Stop(Exception):
         self.reason, self.error = reason, error
 
 
-async def run_modular_async(world: World, agent: ModularAgent, *, timeout_s: float = 600.0, max_tokens: int = 1024,
-                            trial_tokens: int = 200_000, stop: tuple[str, ...] = (),
-                            asynchronous: bool = True) -> ModularRun:
-    """One trial of the modular agent on ``world``. ``asynchronous``: ask with ``achat`` (legs, in the
-    race's event loop); else with the blocking ``chat`` (task families, one trial per worker thread)."""
-    from pipeline.llm import LLMError
-    from pipeline.race import OVERRUN_NOTE
+async def run_modular_async(env: Environment, agent: ModularAgent, *, timeout_s: float = 600.0,
+                            max_tokens: int = 1024, trial_tokens: int = 200_000, stop: tuple[str, ...] = (),
+                            asynchronous: bool = True, steps_allowed: int | None = None) -> ModularRun:
+    """One trial of the modular agent on an environment. ``asynchronous``: ask with ``achat`` and act in a
+    thread (many trials in one event loop); else with the blocking ``chat`` (one trial per thread)."""
 
     run = ModularRun()
     start = time.monotonic()
-    base = {"family": world.family, "instructions": world.instructions, "format": world.format,
+    tools = env.tool_schemas()
+    base = {"family": env.family, "instructions": env.instructions(),
+            "format": env.system_prompt.replace("\n", " "),
             "tools": [{"name": t["function"]["name"], "description": t["function"].get("description", "")}
-                      for t in world.tools or []]}
+                      for t in tools or []]}
 
     async def ask(role: str, tools: list[dict] | None = None, **context) -> dict:
         left = timeout_s - (time.monotonic() - start)
@@ -456,36 +288,38 @@ async def run_modular_async(world: World, agent: ModularAgent, *, timeout_s: flo
     observation, note = "", ""
     try:
         run.plan = (await ask("planning")).get("content") or ""
-        max_steps = min(world.max_steps, agent.max_steps or world.max_steps)
-        while not world.done:
-            if world.steps >= max_steps:
+        allowed = steps_allowed or env.max_steps
+        max_steps = min(allowed, agent.max_steps or allowed)
+        while not env.done:
+            if env.steps >= max_steps:
                 raise _Stop("step_limit")
             step = (await ask("reasoning", plan=run.plan, history=history[-HISTORY_STEPS:],
                               observation=observation, reflection=note)).get("content") or ""
             note = ""
-            reply = await ask("action", tools=world.tools, step=step, observation=observation)
+            reply = await ask("action", tools=tools, step=step, observation=observation)
             calls = reply.get("tool_calls") or []
             if reply.get("finish_reason") == "length":
-                world.extra_steps += 1
+                env.extra_steps += 1
                 action, obs = "(reply cut off)", Observation(OVERRUN_NOTE.format(n=max_tokens), False, False)
             elif calls:
                 first = calls[0]
                 action = f"{first['name']} {first['arguments'] or '{}'}"
-                obs = await world.act(first["name"], first["arguments"])
+                obs = await _in_thread(asynchronous, env.step, first["name"], first["arguments"])
+                obs.text = obs.text[:OBSERVATION_CHARS]
                 if len(calls) > 1:
                     obs.text += f"\n(only the first of the {len(calls)} tool calls was run)"
             else:
                 content = reply.get("content") or ""
                 action = "reply: " + json.dumps(content, ensure_ascii=False)[:PREVIEW_CHARS]
-                obs = await world.reply(content)
+                obs = await _in_thread(asynchronous, env.submit, content)
             entry = Entry(len(history) + 1, step.strip(), action, obs.ok, _one_line(obs.text, PREVIEW_CHARS),
                           obs.changed)
             history.append(entry)
             since_reflection.append(entry)
             observation = obs.text[:OBSERVATION_CHARS]
-            if world.done:
+            if env.done:
                 break
-            why = world.trigger(since_reflection)
+            why = env.reflection_trigger(since_reflection)
             if why:
                 note = (await ask("reflection", plan=run.plan, step=step, action=action, observation=observation,
                                   trigger=why)).get("content") or ""
@@ -494,32 +328,29 @@ async def run_modular_async(world: World, agent: ModularAgent, *, timeout_s: flo
     except _Stop as stop_:
         run.stop_reason, run.error = stop_.reason, stop_.error
     run.texts = run.texts[-3:]
-    run.unlogged_steps = world.extra_steps
+    run.unlogged_steps = env.extra_steps
     return run
 
 
-def run_modular_task(env, agent: ModularAgent, *, timeout_s: float = 600.0, max_tokens: int = 2048,
-                     trial_tokens: int = 200_000) -> ModularRun:
-    """The modular agent on one task-family environment (blocking; a worker thread per trial)."""
-    world = TaskWorld(env)
-    return asyncio.run(run_modular_async(world, agent, timeout_s=timeout_s, max_tokens=max_tokens,
-                                         trial_tokens=trial_tokens, asynchronous=False))
+async def _in_thread(asynchronous: bool, fn, *args):
+    return await asyncio.to_thread(fn, *args) if asynchronous else fn(*args)
 
 
-async def run_modular_leg(leg, toolbox, log, agent: ModularAgent, *, seed: int = 0, budget=None):
-    """The modular agent on one leg: a ``pipeline.race.TrialResult`` whose ``extra`` holds ``modular``."""
-    from pipeline.race import Budget, TrialResult
+async def run_modular(env: Environment, agent: ModularAgent, *, seed: int = 0, budget: Budget | None = None,
+                      asynchronous: bool = True) -> TrialResult:
+    """The modular agent on one environment (a leg or a task): a ``TrialResult`` whose ``extra`` holds
+    ``modular``."""
     budget = budget or Budget()
     start = time.monotonic()
-    world = LegWorld(leg, toolbox, log, budget.steps or leg.step_budget)
-    run = await run_modular_async(world, agent, timeout_s=budget.timeout_s, max_tokens=budget.max_tokens,
-                                  trial_tokens=budget.trial_tokens, stop=budget.stop)
-    stop_reason = run.stop_reason if run.stop_reason != "answered" or world.answer is not None else "no_digit"
-    return TrialResult(leg.leg_id, agent.label, seed, world.answer, world.steps, tokens=run.tokens,
+    run = await run_modular_async(env, agent, timeout_s=budget.timeout_s, max_tokens=budget.max_tokens,
+                                  trial_tokens=budget.trial_tokens, stop=budget.stop, asynchronous=asynchronous,
+                                  steps_allowed=budget.steps)
+    stop_reason = env.finished_reason() if run.stop_reason == "answered" else run.stop_reason
+    return TrialResult(env.item_id, agent.label, seed, env.answer, env.record_steps(), tokens=run.tokens,
                        wall_time_s=round(time.monotonic() - start, 3), stop_reason=stop_reason,
                        messages=run.texts, error=run.error, extra={"modular": run.record(agent)})
 
 
-__all__ = ["LETTERS", "ROLES", "LegWorld", "ModelSpec", "ModularAgent", "ModularRun", "TaskWorld", "agent_from_args",
-           "config_tag", "format_modules", "make_agent", "modules_for", "parse_modules", "render",
-           "run_modular_async", "run_modular_leg", "run_modular_task"]
+__all__ = ["LETTERS", "ROLES", "ModelSpec", "ModularAgent", "ModularRun", "agent_from_args", "config_tag",
+           "format_modules", "make_agent", "modules_for", "parse_modules", "render", "run_modular",
+           "run_modular_async"]

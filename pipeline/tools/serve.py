@@ -39,7 +39,6 @@ import argparse
 import hmac
 import ipaddress
 import json
-import os
 import re
 import secrets
 import sys
@@ -51,6 +50,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from pipeline.agents.trial import TOOL_LOG, read_record, write_record  # the one trial writer (race's too)
 from pipeline.tools.spec import TOOLS
 
 SERVER_NAME = "legwork-tools"
@@ -218,13 +218,11 @@ class Trials:
             if state is None:
                 directory = self.log_dir / trial_id
                 directory.mkdir(parents=True, exist_ok=True)
-                existing = directory / "trial.json"
-                record = (json.loads(existing.read_text(encoding="utf-8")) if existing.is_file()
-                          else {"trial_id": trial_id, "leg_id": None, "agent": "mcp", "answer": None,
-                                "tool_log": "tool_log.jsonl", "steps": 0, "messages": []})
+                record = read_record(directory) or {"trial_id": trial_id, "leg_id": None, "agent": "mcp",
+                                                    "answer": None, "tool_log": TOOL_LOG, "steps": 0, "messages": []}
                 record["served"] = self.served.to_dict()
                 state = self._trials[trial_id] = TrialState(trial_id, directory, record,
-                                                            ToolLog(directory / "tool_log.jsonl"))
+                                                            ToolLog(directory / TOOL_LOG))
                 state.log.calls = int(record.get("steps") or 0)
             if leg_id is not None:
                 if state.record.get("leg_id") not in (None, leg_id):
@@ -242,9 +240,7 @@ class Trials:
         with self._lock:
             state.record["steps"] = state.log.calls
             state.record["wall_time_s"] = round(time.monotonic() - state.started, 3)
-            tmp = state.directory / "trial.json.tmp"
-            tmp.write_text(json.dumps(state.record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            os.replace(tmp, state.directory / "trial.json")
+            write_record(state.directory, state.record)
 
     def submit(self, state: TrialState, answer: str, message: str | None) -> None:
         with self._lock:

@@ -47,6 +47,7 @@ class ToolLog:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.calls = 0
+        self.last_success: bool | None = None   # the success flag of the last line written
         self._lock = threading.Lock()
 
     def record(self, tool: str, args: Any, success: bool, response: str) -> dict[str, Any]:
@@ -57,6 +58,7 @@ class ToolLog:
                 with self.path.open("a", encoding="utf-8") as fh:
                     fh.write(line)
             self.calls += 1
+            self.last_success = entry["success"]
         return entry
 
 
