@@ -1,0 +1,95 @@
+"""Fresh legs and racer files for a blind race (../../shared/BLIND_RACE.md; issue 21, item 8).
+
+    python benchmarks/blind_race/make_racers.py --seed 4242 --count 4 --out /tmp/race
+
+generates COUNT legs per level and variant with ``--seed`` into OUT/legs/<level>-<variant>, then writes
+OUT/racers/RNN/racer.txt (the seed URL and the riddle, nothing else) in a shuffled order, OUT/index.json
+(racer -> leg id, level, variant: never shown to a racer), and OUT/tool, the only command a racer gets
+(``OUT/tool list``, ``OUT/tool call TOOL 'JSON' --log FILE``: the project's tools run from a frozen copy
+given with ``--tools-from``, so that work on the project during the race does not change its answers).
+After the race, ``--collect`` writes each racer folder's trial.json (leg id, answer.txt, tool_log.jsonl)
+and OUT/all-legs/legs.parquet, which ``python -m pipeline.score --legs OUT/all-legs --runs OUT/racers``
+scores.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.model import LEVELS, VARIANTS
+
+TOOL = """#!/bin/bash
+# The race's tools: python -m pipeline.tools of a frozen copy of the project ({root}).
+#   {out}/tool list
+#   {out}/tool call TOOL_NAME 'JSON_ARGS' --log LOGFILE
+args=(); log=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--log" ]; then log=(--log "$(realpath -m "$2")"); shift 2; else args+=("$1"); shift; fi
+done
+cd {root} && PYTHONPATH={root} exec {python} -m pipeline.tools "${{log[@]}}" "${{args[@]}}"
+"""
+
+
+def make(out: Path, seed: int, count: int, tools_from: Path) -> None:
+    rows = []
+    for level in LEVELS:
+        for variant in VARIANTS:
+            run = out / "legs" / f"{level}-{variant}"
+            subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", level, "--variant", variant,
+                            "--count", str(count), "--seed", str(seed), "--out", str(run), "--task-runner", "local",
+                            "--quiet"], check=True)
+            rows += pq.read_table(run / "legs.parquet").to_pylist()[:count]
+    random.Random(seed).shuffle(rows)
+    index = {}
+    for n, row in enumerate(rows, start=1):
+        racer = out / "racers" / f"R{n:02d}"
+        racer.mkdir(parents=True, exist_ok=True)
+        (racer / "racer.txt").write_text(f"Seed page: {row['seed_url']}\n\n{row['riddle']}\n", encoding="utf-8")
+        index[racer.name] = {"leg_id": row["leg_id"], "level": row["level"], "variant": row["variant"]}
+    (out / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    tool = out / "tool"
+    tool.write_text(TOOL.format(root=tools_from.resolve(), out=out.resolve(), python=sys.executable), encoding="utf-8")
+    tool.chmod(0o755)
+    print(f"{len(rows)} racer files in {out / 'racers'}; tools: {tool}")
+
+
+def collect(out: Path, agent: str) -> None:
+    index = json.loads((out / "index.json").read_text(encoding="utf-8"))
+    raced = {v["leg_id"] for v in index.values()}
+    tables = [pq.read_table(p) for p in sorted((out / "legs").glob("*/legs.parquet"))]
+    table = pa.concat_tables(tables)
+    rows = [r for r in table.to_pylist() if r["leg_id"] in raced]
+    (out / "all-legs").mkdir(exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), out / "all-legs" / "legs.parquet")
+    for name, leg in index.items():
+        folder = out / "racers" / name
+        answer = folder / "answer.txt"
+        record = {"leg_id": leg["leg_id"], "agent": agent,
+                  "answer": answer.read_text(encoding="utf-8").strip() if answer.is_file() else None,
+                  "tool_log": "tool_log.jsonl"}
+        (folder / "trial.json").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    print(f"{len(index)} trials; score with: python -m pipeline.score --legs {out / 'all-legs'} --runs {out / 'racers'}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--seed", type=int, default=4242)
+    ap.add_argument("--count", type=int, default=4)
+    ap.add_argument("--tools-from", type=Path, default=Path(__file__).resolve().parents[2],
+                    help="the project copy the racers' tools run from (a frozen worktree)")
+    ap.add_argument("--collect", action="store_true", help="after the race: trial.json files and all-legs/")
+    ap.add_argument("--agent", default="blind-racer")
+    args = ap.parse_args()
+    collect(args.out, args.agent) if args.collect else make(args.out, args.seed, args.count, args.tools_from)
+
+
+if __name__ == "__main__":
+    main()
