@@ -100,14 +100,27 @@ COUNTRY_LIKE = frozenset((
     "Congo", "Macedonia", "Gaul", "Castile", "Aragon", "Bengal", "Punjab", "Kashmir", "Catalonia", "Quebec",
     "Greenland", "Hong Kong", "Macau", "Puerto Rico", "Manchuria", "Transylvania", "Flanders", "Bavaria", "Saxony",
     "Taiwan", "Kosovo", "Mughal Empire", "Russian Empire", "Carthage", "Babylon", "Assyria", "Sparta", "Scandinavia",
-    "Kingdom", "Empire", "Republic", "Union", "Confederation", "Federation", "Dynasty", "Caliphate", "Sultanate",
-    "Khanate", "Principality", "Duchy", "Colony", "Protectorate",
 ))
 # territories the country data lists beside sovereign states (ISO 3166-1 codes): a reader asked for "the
 # countries" a sentence names may leave New Caledonia out or count it, so a sentence naming one asks for none
 DEPENDENT_TERRITORIES = frozenset(["AS", "AI", "AQ", "AW", "AX", "BL", "BM", "BQ", "BV", "CC", "CK", "CW", "CX", "EH", "FK", "FO", "GF", "GG", "GI", "GL", "GP", "GS", "GU", "HK", "HM", "IM", "IO", "JE", "KY", "MF", "MO", "MP", "MQ", "MS", "NC", "NF", "NU", "PF", "PM", "PN", "PR", "PS", "RE", "SH", "SJ", "SX", "TC", "TF", "TK", "TW", "UM", "VG", "VI", "WF", "XK", "YT"])
-COUNTRY_LIKE_RE = re.compile(r"(?<![\w-])(?:" + "|".join(sorted(map(re.escape, COUNTRY_LIKE), key=len, reverse=True))
-                             + r")(?![\w-])")
+POLITY_WORDS = frozenset(("Kingdom", "Empire", "Republic", "Union", "Confederation", "Federation", "Dynasty",
+                          "Caliphate", "Sultanate", "Khanate", "Principality", "Duchy", "Colony", "Protectorate"))
+
+
+def country_like(text: str) -> list[str]:
+    """The names in ``text`` a reader may take for a country the country data does not hold: a whole
+    capitalised run in ``COUNTRY_LIKE`` ("America", not "South America"), or one holding a polity word
+    ("the Kingdom of Kush", "Mughal Empire")."""
+    out = []
+    for m in NAME_RUN.finditer(text):
+        words = m.group(0).split()
+        while words and words[0] in NOT_NAMES | {"The"}:
+            words = words[1:]
+        name = " ".join(words)
+        if name in COUNTRY_LIKE or any(w.strip(",.") in POLITY_WORDS for w in words):
+            out.append(name)
+    return out
 
 
 def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[str] | None:
@@ -138,7 +151,7 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
     rest = sentence
     for name in sorted(set(out), key=len, reverse=True):
         rest = rest.replace(name, " ")
-    if COUNTRY_LIKE_RE.search(rest) or any(name in COUNTRY_LIKE or _dependent(name) for name in out):
+    if country_like(rest) or any(name in COUNTRY_LIKE or _dependent(name) for name in out):
         return None
     if len({_canonical(name) for name in out}) != len(set(out)):
         return None   # "Israel, officially the State of Israel": one country or two? (a blind racer counted two)

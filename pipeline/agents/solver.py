@@ -23,7 +23,7 @@ from typing import Any
 
 from pipeline import expressions
 from pipeline.catalog import roadblock_templates
-from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, MEASURE_LOOKUPS, could_be, measure_value, singular
+from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, MEASURE_LOOKUPS, could_be, measure_value, singulars
 from pipeline.execute import (
     NAME_RUN,
     NOT_NAMES,
@@ -269,13 +269,13 @@ class Solver:
             return [page]
         if m := HOP_NAMED.match(bridge):
             _, nth, count, kind, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
-            kind = singular(kind) if nth else kind
+            kinds = singulars(kind) if nth else [kind]
             found: dict[str, dict] = {}   # url -> page, in the order the sentence first names them
             for sentence in chosen_sentences(origin, lead, title, section_ordinal, sentence_ordinal, opening):
                 for name in names_in(sentence):
                     page = self.fetch(n, title_to_url(name)) if name != origin.get("title") else None
-                    if page and page["url"] != origin["url"] and could_be(kind, page.get("description"),
-                                                                         page.get("infobox_type")):
+                    if page and page["url"] != origin["url"] and any(
+                            could_be(k, page.get("description"), page.get("infobox_type")) for k in kinds):
                         found.setdefault(page["url"], page)
             pages = list(found.values())
             if nth:   # "the second of the three cities": that many, in the sentence's order

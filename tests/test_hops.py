@@ -1,0 +1,174 @@
+"""Issue 21: hops that must be walked. The clue language of hops renders and parses back; the kind words
+are plain nouns; every hop the planner offers has one reading for a careful reader (checked here with
+the snapshot's own pages, independently of the solver); choices pick the extreme of distinct figures;
+sentences whose countries or numbers a reader may count two ways ask for none."""
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from pipeline.clues import (
+    HOP_CHOICE,
+    HOP_INFOBOX,
+    HOP_NAMED,
+    MEASURE_LOOKUPS,
+    could_be,
+    doubtful_numbers,
+    kind_of,
+    measure_value,
+    plural,
+    singulars,
+)
+from pipeline.config import load_settings
+from pipeline.execute import countries_named, country_known
+from pipeline.stages.base import StageContext
+from pipeline.stages.hops import choice_hops, hops_from, named_hops, titles_named
+from pipeline.stages.verbalize import render, skip_probe_words
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("cache") / "cache.sqlite"))
+
+
+# ---- the wording renders and parses back ------------------------------------------------------------
+@pytest.mark.parametrize("noun", ["river", "religious text", "city", "sub-region"])
+@pytest.mark.parametrize("sentence", ["the sixth sentence", 'the sentence that begins with the words "In 1900 the"'])
+def test_named_hops_render_and_parse_back(noun, sentence):
+    text = render("hop.j2", kind="named", from_clue=3, noun=noun, sentence=sentence, where="opening text",
+                  position=None, nouns=plural(noun), nth="first", count="two", extreme=None, measure=None)
+    m = HOP_NAMED.match(text)
+    assert m and m.group(1) == "3" and m.group(2) is None and m.group(4) == noun
+    ordinal = render("hop.j2", kind="named", from_clue=12, noun=noun, sentence=sentence, where="opening text",
+                     position=2, nouns=plural(noun), nth="second", count="three", extreme=None, measure=None)
+    m = HOP_NAMED.match(ordinal)
+    assert m and (m.group(1), m.group(2), m.group(3)) == ("12", "second", "three") and noun in singulars(m.group(4))
+
+
+def test_infobox_and_choice_hops_render_and_parse_back():
+    text = render("hop.j2", kind="infobox", from_clue=1, noun="poet", label="founder")
+    assert HOP_INFOBOX.match(text).groups() == ("1", "poet", "founder")
+    for measure in MEASURE_LOOKUPS:
+        for extreme in ("largest", "smallest"):
+            text = render("hop.j2", kind="choice", from_clue=4, sentence="the third sentence", where="opening text",
+                          count="four", extreme=extreme, measure=measure)
+            m = HOP_CHOICE.match(text)
+            assert m and (m.group(1), m.group(2), m.group(7), m.group(8), m.group(9)) == (
+                "4", "third", "four", extreme, measure)
+
+
+def test_the_skip_probe_leaves_out_clue_references():
+    assert skip_probe_words("From the page you read for clue 12, go to the page of the river that "
+                            "clues 3 and 4 name.") == "From the page you read for , go to the page of the river that name."
+
+
+# ---- kind words -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("description, kind", [
+    ("Azerbaijani poet (1483–1556)", "poet"),
+    ("Central religious text of Islam", "religious text"),
+    ("River in West Africa", "river"),
+    ("Capital and largest city of Yemen", "city"),
+    ("A subregion of Asia", "subregion"),
+    ("Political and economic union of 27 states", "union"),
+    ("Founding of the United States", None),     # an act, not a thing to go to
+    ("Species of bird", None),                   # too vague to pick one thing out
+    ("U.S. state", "state"),
+    ("Country primarily located in North America", "country"),
+])
+def test_kind_words(description, kind):
+    assert kind_of(description) == kind
+
+
+def test_singulars_undo_plural_on_every_kind_of_the_snapshot(ctx):
+    kinds = {k for t in ctx.store.titles()[::7] if (p := ctx.page(t)) and (k := kind_of(p.description))}
+    assert len(kinds) > 100
+    for kind in kinds:
+        assert kind in singulars(plural(kind)), kind
+
+
+def test_a_word_of_the_same_class_is_a_second_reading():
+    assert could_be("city", "Town in Bavaria, Germany")
+    assert could_be("king", "Sultan of the Ottoman Empire")
+    assert could_be("sub-region", "Southern region of Asia")
+    assert not could_be("country", "Continent in the Western Hemisphere")
+    assert not could_be("river", "Lake in East Africa")   # a lake is no river to a reader
+    assert could_be("sea", "Gulf of the Atlantic Ocean")
+
+
+# ---- what a careful reader counts -------------------------------------------------------------------
+@pytest.mark.parametrize("sentence, countries", [
+    ("It borders Lebanon, Syria, Jordan and Egypt.", ["Lebanon", "Syria", "Jordan", "Egypt"]),
+    ("Israel, officially the State of Israel, is a country in West Asia.", None),   # one country, two names
+    ("It lies between Australia, New Caledonia, Fiji and Tonga.", None),            # a dependent territory
+    ("He was the first elected president in postcolonial America and Bolivia.", None),  # America: which?
+    ("Kenya is a country in East Africa bordering Uganda and Tanzania.", ["Kenya", "Uganda", "Tanzania"]),
+])
+def test_countries_a_sentence_names(sentence, countries):
+    assert countries_named(sentence, country_known) == countries
+
+
+@pytest.mark.parametrize("sentence, doubtful", [
+    ("It is regarded as one of the five pillars of Islam and lasts 29 to 30 days.", ["one", "five"]),
+    ("It has two out of 26 atolls.", ["two"]),
+    ("It grew in the 19th century and the 1990s.", ["19th", "1990s"]),
+    ("It has 3.5 million people and is 300 km long.", []),
+])
+def test_numbers_a_reader_may_count_differently(sentence, doubtful):
+    assert doubtful_numbers(sentence) == doubtful
+
+
+# ---- every hop has one reading (checked with the snapshot's pages, not with the solver) ------------------
+PAGES_WITH_HOPS: list[str] = []
+
+
+def _pages_with_hops(ctx) -> list[str]:
+    if not PAGES_WITH_HOPS:
+        PAGES_WITH_HOPS.extend(t for t in ctx.store.titles()[::11] if hops_from(t, ctx))
+    return PAGES_WITH_HOPS
+
+
+@hsettings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_named_hop_is_the_only_thing_of_its_kind_in_its_sentence(ctx, data):
+    title = data.draw(st.sampled_from(_pages_with_hops(ctx)))
+    for hop in named_hops(ctx.page(title), ctx):
+        rel = hop.relation
+        assert rel.sentence in ctx.page(title).lead
+        named = [t for t in titles_named(re.sub(r"(?<=\w)['’]s\b", "", rel.sentence.rstrip(".")), ctx)
+                 if t != title]
+        alike = [t for t in named if could_be(rel.noun, ctx.page(t).description, ctx.page(t).infobox_type)]
+        if rel.position is None:
+            assert alike == [hop.target], (title, rel.noun, alike)
+        else:   # the n-th of several, each described by exactly that kind
+            assert alike == rel.candidates and alike[rel.position - 1] == hop.target
+            assert all(kind_of(ctx.page(t).description) == rel.noun for t in alike)
+        assert kind_of(ctx.page(hop.target).description) == rel.noun
+
+
+@hsettings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_choice_takes_the_extreme_of_distinct_figures(ctx, data):
+    title = data.draw(st.sampled_from(_pages_with_hops(ctx)))
+    for hop in choice_hops(ctx.page(title), ctx):
+        rel = hop.relation
+        assert countries_named(rel.sentence, country_known) == rel.candidates
+        figures = {}
+        for name in rel.candidates:
+            looked_up = [ctx.toolbox.call(tool, {"country": name}).data[field]
+                         for tool, field in MEASURE_LOOKUPS[rel.measure]]
+            figures[name] = measure_value(rel.measure, looked_up)
+        ranked = sorted(figures.values())
+        assert all(b - a >= 0.05 * b for a, b in itertools.pairwise(ranked))
+        pick = (max if rel.extreme == "largest" else min)(figures, key=figures.get)
+        assert ctx.store.resolve(pick) == hop.target
+
+
+def test_some_pages_offer_every_kind_of_hop(ctx):
+    kinds = {h.relation.kind for t in _pages_with_hops(ctx) for h in hops_from(t, ctx)}
+    ordinal = any(h.relation.position for t in _pages_with_hops(ctx) for h in hops_from(t, ctx))
+    assert {"named", "choice"} <= kinds and ordinal
