@@ -170,9 +170,20 @@ TOOLS: dict[str, dict[str, Any]] = {
         "units": {},
     },
     "calculator": {
-        "description": "Evaluate a math expression exactly with sympy (+ - * / ** ( ), sqrt, pi, sin, cos, "
-                       "log, Rational, solve(eq, x), simplify, expand, factor ...). Returns the exact result "
-                       "and its numeric value.",
+        "description": "Evaluate a math expression exactly with sympy (+ - * / ** // % ( ), sqrt, pi, sin, cos, "
+                       "log, floor, gcd, lcm, factorial, binomial, Rational, solve(eq, x), simplify, expand, factor "
+                       "...). Whole-number functions: isprime(n), nextprime(n) (smallest prime > n), prevprime(n), "
+                       "prime(k) (k-th prime), primepi(n), factorint(n) ({prime: exponent}), primefactors(n) "
+                       "(distinct), sum_prime_factors(n) (with multiplicity: 12 -> 2+2+3 = 7), "
+                       "largest_prime_factor(n), divisors(n), divisor_count(n), divisor_sigma(n), totient(n), "
+                       "digit_sum(n), digital_root(n), reverse_digits(n) (1230 -> 321), bit_count(n) (1 bits in "
+                       "binary), binary(n), roman(n) (Roman numeral text), roman_letters(n) (its length), "
+                       "leap_years(y1, y2) (leap years from y1 to y2, both included). Text and date functions take "
+                       "quoted text: weekday(\"YYYY-MM-DD\") (Monday = 1 ... Sunday = 7), days_between(\"d1\", "
+                       "\"d2\"), years_between(\"d1\", \"d2\") (whole years), alpha_position(\"word\") (first "
+                       "letter, A = 1 ... Z = 26), alpha_sum(\"word\") (sum of its letters' positions), "
+                       "letter_count(\"word\"), vowels(\"word\") (a e i o u), scrabble(\"word\") (standard English "
+                       "tile values). Returns the exact result and its numeric value.",
         "parameters": _obj({"expression": {"type": "string", "minLength": 1, "maxLength": 500}},
                            ["expression"]),
         "output": "{result, exact, numeric}",
