@@ -240,8 +240,9 @@ def _power(base, exponent):
 
 
 class _Evaluator:
-    def __init__(self) -> None:
+    def __init__(self, variables: dict[str, Any] | None = None) -> None:
         self.nodes = 0
+        self.variables = variables or {}
 
     def visit(self, node: ast.AST):
         self.nodes += 1
@@ -291,6 +292,8 @@ class _Evaluator:
     def name(self, ident: str):
         if "__" in ident or ident.startswith("_"):
             raise CalcError(f"name {ident!r} is not allowed")
+        if ident in self.variables:
+            return self.variables[ident]
         if ident in _CONSTANTS:
             return _CONSTANTS[ident]
         if ident in _FUNCTIONS:
@@ -347,16 +350,39 @@ def _holds_text(value) -> bool:
     return False
 
 
-def parse(text: str, keep_products: bool = False):
+MAX_VARIABLES = 20
+
+
+def _variables(variables: dict | None) -> dict[str, Any]:
+    """Checked variable values: numbers (exact, like literals) or text (for the text functions)."""
+    out: dict[str, Any] = {}
+    if not variables:
+        return out
+    if not isinstance(variables, dict) or len(variables) > MAX_VARIABLES:
+        raise CalcError(f"variables must be an object of at most {MAX_VARIABLES} names")
+    for name, value in variables.items():
+        if not isinstance(name, str) or not _SYMBOL_NAME.match(name) or name in _FUNCTIONS or name in _CONSTANTS:
+            raise CalcError(f"variable name {name!r} is not allowed (letters and digits, not a function or constant)")
+        if isinstance(value, str):
+            if len(value) > MAX_TEXT:
+                raise CalcError(f"variable {name}: text longer than {MAX_TEXT} characters")
+            out[name] = value
+        else:
+            out[name] = _sympify_number(value)
+    return out
+
+
+def parse(text: str, keep_products: bool = False, variables: dict | None = None):
     """Parse and evaluate ``text`` into sympy objects (or lists/tuples/dicts of them).
 
     ``keep_products`` stops sympy from distributing a number over a sum (2*(x + 1) stays a
-    product), which answer checking needs to see whether a candidate is factored.
+    product), which answer checking needs to see whether a candidate is factored. ``variables``
+    gives names values (numbers, or text for the text functions).
     """
     if keep_products:
         from sympy.core.parameters import distribute
         with distribute(False):
-            return parse(text)
+            return parse(text, variables=variables)
     if not isinstance(text, str):
         raise CalcError("expression must be a string")
     if len(text) > MAX_LENGTH:
@@ -366,7 +392,7 @@ def parse(text: str, keep_products: bool = False):
         raise CalcError("empty expression")
     sides = _EQUALS.split(text)
     if len(sides) == 2:
-        return sp.Eq(parse(sides[0]), parse(sides[1]))
+        return sp.Eq(parse(sides[0], variables=variables), parse(sides[1], variables=variables))
     if len(sides) > 2:
         raise CalcError("more than one '=' in the expression")
     try:
@@ -374,7 +400,7 @@ def parse(text: str, keep_products: bool = False):
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise CalcError(f"cannot parse expression: {getattr(exc, 'msg', exc)}") from None
     try:
-        return _Evaluator().visit(tree)
+        return _Evaluator(_variables(variables)).visit(tree)
     except RecursionError:
         raise CalcError("expression nested too deeply") from None
 
@@ -471,10 +497,10 @@ def is_exact(value) -> bool:
     return not (isinstance(value, sp.Basic) and value.has(sp.Float))
 
 
-def calculate(expression: str, seconds: float = TIME_LIMIT_S) -> dict:
+def calculate(expression: str, seconds: float = TIME_LIMIT_S, variables: dict | None = None) -> dict:
     """The calculator tool's values: {result, exact, numeric}; raises CalcError."""
     def work():
-        value = normalise(parse(expression))
+        value = normalise(parse(expression, variables=variables))
         if isinstance(value, sp.Basic) and value.has(sp.zoo, sp.nan):
             raise CalcError("undefined result (division by zero?)")
         text = to_text(value)
