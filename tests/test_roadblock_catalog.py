@@ -54,7 +54,8 @@ def test_country_figures_say_whose_figure_counts():
 REAL_INPUTS = {"place": ["Ulm", "Nairobi", "Ulaanbaatar", "Sucre"], "country": ["Canada", "Mongolia", "Japan"],
                "date": ["1930-09-23", "1969-07-20"]}
 NEW_TEMPLATES = ["place_capital_distance", "nearest_airport_distance", "nearest_airport_elevation",
-                 "nearest_airport_code", "country_capital_airport_code", "country_population_density",
+                 "nearest_airport_code", "country_capital_airport_code", "country_capital_airport_distance",
+                 "country_population_density",
                  "geocode_great_circle", "elevation_difference", "capital_distance", "years_between_dates"]
 
 
