@@ -45,7 +45,7 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
     "maps_geocode": {
         "description": "Turn a place name or address into coordinates. A country name (or an upper-case ISO code) "
-                       "gives its capital city's point, and the capital under any of its names (\"Washington, "
+                       "gives the point of its capital city (the capital the country statistics name), and the capital under any of its names (\"Washington, "
                        "D.C.\", \"Ulaanbaatar\" or \"Ulan Bator\") gives that same point; a capital whose bare name "
                        "a much larger place shares takes its country: \"Hamilton, Bermuda\". Airports: by name or "
                        "IATA code. Offline: GeoNames places of 1000+ people, countryinfo capitals, airportsdata.",
@@ -135,7 +135,7 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
     "countries_population": {
         "description": "Population of a country as the country statistics give it: offline, countryinfo's "
-                       "figures (estimates of the mid-2010s, e.g. Canada 35.5 million), which can differ from the "
+                       "figures (estimates of about 2014, e.g. Canada 35.5 million), which can differ from the "
                        "newer figure an encyclopedia page states; live, REST Countries.",
         "parameters": _obj({"country": {"type": "string", "minLength": 1}}, ["country"]),
         "output": "{country, population}",
