@@ -50,6 +50,13 @@ def test_calculator_values(toolbox, expression, result, numeric):
     "__builtins__",
     "1716 - ()",              # arithmetic on a tuple is refused, not a crash
     "(1, 2)*10**8",           # ... and cannot fill memory
+    "binary(7)*10**8",        # ... nor can text a function returns
+    "sqrt('x')",              # text reaches only the text functions (sympy would parse it)
+    "Max(roman(4), 1)",
+    "scrabble('" + "a" * 300 + "')",
+    "factorint(10**40)",      # factorising is bounded
+    "nextprime(2.5)",
+    "weekday('2024-13-01')",
 ])
 def test_calculator_refuses_unsafe_input(toolbox, expression):
     result = toolbox.call("calculator", {"expression": expression})
@@ -132,3 +139,47 @@ def test_the_time_limit_hands_an_outer_timer_back_what_remains():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     assert not fired and 95.0 < left <= 100.0
+
+
+# One expression per detour (pipeline/transforms.py): the calculator does every operation a detour asks.
+DETOUR_EXPRESSIONS = {
+    "next_prime": "nextprime({v})",
+    "num_divisors": "divisor_count({v})",
+    "sum_prime_factors": "sum_prime_factors({v})",
+    "largest_prime_factor": "largest_prime_factor({v})",
+    "roman_numeral_letter_count": "roman_letters({v})",
+    "binary_1bit_count": "bit_count({v})",
+    "digit_reversal": "reverse_digits({v})",
+    "digital_root": "digital_root({v})",
+    "digit_sum": "digit_sum({v})",
+    "day_of_week": "weekday({v!r})",
+    "leap_years_to_2000": "leap_years({v}, 2000)",
+    "scrabble_score": "scrabble({v!r})",
+    "vowel_count": "vowels({v!r})",
+    "alpha_position_first_letter": "alpha_position({v!r})",
+}
+DETOUR_SAMPLES = {
+    "number": [2, 4, 12, 97, 360, 1066, 1600, 1900, 1994, 2024, 3999, 65_536, 999_983, 1_234_567, 9_999_991, 10_000_000,
+               123_456_789_012, 10 ** 12],
+    "date": ["1969-07-20", "2000-02-29", "2012-12-31", "1900-03-01"],
+    "text": ["Ulaanbaatar", "Québec", "Zürich Airport", "JFK", "Mount Kilimanjaro", "Reykjavík"],
+}
+
+
+def test_calculator_does_every_detour(toolbox):
+    """For each detour of DETOURS, the calculator gives apply_detour's value on sample inputs."""
+    from pipeline.transforms import DETOURS, DetourError, apply_detour
+
+    assert set(DETOUR_EXPRESSIONS) == set(DETOURS), "a new detour needs its calculator expression here"
+    checked = {name: 0 for name in DETOURS}
+    for name, detour in sorted(DETOURS.items()):
+        for value in DETOUR_SAMPLES[detour.takes]:
+            try:
+                expected = apply_detour(name, value)
+            except (DetourError, ValueError):
+                continue
+            expression = DETOUR_EXPRESSIONS[name].format(v=value)
+            data = toolbox.call("calculator", {"expression": expression}).data
+            assert data.get("result") == str(expected), (name, expression, data)
+            checked[name] += 1
+    assert all(n >= 3 for n in checked.values()), checked

@@ -163,3 +163,50 @@ def test_registered_extra_places_are_geocoded(toolbox):
         assert (hit["lat"], hit["lng"], hit["provenance"], hit["source"]) == (47.0, 8.0, "snapshot", "test fixture")
     finally:
         clear_extra_places()
+
+
+def test_every_capital_geocodes_to_its_countrys_point_under_every_name(toolbox):
+    """Issue 21: "the capital city" has one point. For every country of the country table, each
+    name of its capital (countryinfo's, GeoNames', the usual English ones) geocodes to the point the
+    country geocodes to, so the capital's elevation agrees however an agent names it. A bare name
+    gives way only where the gazetteer's documented rule says so (a namesake more than
+    CAPITAL_YIELDS_TO times as populous, or a more populous capital of the same name); then the
+    name qualified by the country finds the capital."""
+    from pipeline.world.gazetteer import CAPITAL_YIELDS_TO, gazetteer
+    from pipeline.world.geo import normalise_name
+
+    g = gazetteer()
+    capitals = g.capitals()
+    assert len(capitals) >= len(g.countries.by_iso2) - 3   # Antarctica, Bouvet, US Minor Outlying Islands
+    yielded = []
+    for iso2, capital in sorted(capitals.items()):
+        country = g.countries.by_iso2[iso2]
+        point = call(toolbox, "maps_geocode", {"address": iso2})   # the country tool's capital point
+        assert point["place_type"] == "country" and point["country_code"] == iso2
+        if "," not in country.name:
+            by_name = call(toolbox, "maps_geocode", {"address": country.name})
+            assert (by_name["lat"], by_name["lng"]) == (point["lat"], point["lng"]), country.name
+        elevation = call(toolbox, "maps_elevation", {"locations": {"lat": point["lat"], "lng": point["lng"]}})["elevation_m"]
+        for name in capital.names:
+            found = toolbox.call("maps_geocode", {"address": name})
+            if not (found.ok and (found.data["lat"], found.data["lng"]) == (point["lat"], point["lng"])):
+                key = normalise_name(name)
+                own = g.population[capital.index] if capital.index is not None else 0
+                bigger_namesake = any(g.population[i] > CAPITAL_YIELDS_TO * max(own, 1)
+                                      for i in g._by_name.get(key, []) if i != capital.index)
+                bigger_capital = any(c != iso2 and key in {normalise_name(n) for n in capitals[c].names}
+                                     for c in capitals)
+                assert bigger_namesake or bigger_capital, (iso2, name, found.data if found.ok else found.error)
+                yielded.append((iso2, name))
+                found = toolbox.call("maps_geocode", {"address": f"{name}, {country.name}"})
+                assert found.ok, (iso2, name, found.error)
+            assert (found.data["lat"], found.data["lng"]) == (point["lat"], point["lng"]), (iso2, name)
+            at = call(toolbox, "maps_elevation", {"locations": {"lat": found.data["lat"], "lng": found.data["lng"]}})
+            assert at["elevation_m"] == elevation
+    assert len(yielded) <= 10, yielded
+    for name, iso2 in [("Ulaanbaatar", "MN"), ("Ulan Bator", "MN"), ("Washington, D.C.", "US"), ("Washington", "US"),
+                       ("Kyiv", "UA"), ("Kiev", "UA"), ("Astana", "KZ"), ("Nur-Sultan", "KZ"), ("Naypyidaw", "MM"),
+                       ("Hamilton, Bermuda", "BM"), ("Kingston", "JM")]:
+        hit = call(toolbox, "maps_geocode", {"address": name})
+        assert (hit["lat"], hit["lng"]) == (capitals[iso2].lat, capitals[iso2].lng), name
+    assert call(toolbox, "maps_geocode", {"address": "Hamilton"})["country_code"] == "CA"   # Ontario's, 500 times larger

@@ -141,7 +141,7 @@ def test_verbalize_writes_one_clue_per_stop_naming_no_leg_page(ctx):
     assert leg.metadata["solver"]["status"] == "solved" and leg.metadata["solver"]["answer"] == leg.passcode
 
 
-SAMPLE_INPUTS = {"place": ["Ulm", "Vienna", "Helsinki"], "country": ["Andorra", "Japan"], "date": ["1930-09-23"],
+SAMPLE_INPUTS = {"place": ["Ulm", "Vienna", "Helsinki"], "country": ["Andorra", "Japan"], "date": ["1930-09-23", "1969-07-20"],
                  "number": [1181], "company": ["AAPL", "IBM"], "coin": ["BTC", "ETH"]}
 
 
@@ -153,7 +153,7 @@ def test_every_roadblock_template_yields_a_number_on_real_inputs(ctx, name):
     template = roadblock_templates()[name]
     roles = template["inputs"]
     choices = [[]] if not roles else (
-        [[a, b] for a in SAMPLE_INPUTS["place"] for b in SAMPLE_INPUTS["place"] if a != b] if len(roles) == 2
+        [[a, b] for a in SAMPLE_INPUTS[roles[0]] for b in SAMPLE_INPUTS[roles[1]] if a != b] if len(roles) == 2
         else [[v] for v in SAMPLE_INPUTS[roles[0]]])
     outcomes: dict[tuple, list] = {}
     for inputs in choices:

@@ -44,7 +44,11 @@ TOOLS: dict[str, dict[str, Any]] = {
         "units": {},
     },
     "maps_geocode": {
-        "description": "Turn a place name or address into coordinates.",
+        "description": "Turn a place name or address into coordinates. A country name (or an upper-case ISO code) "
+                       "gives the point of its capital city (the capital the country statistics name), and the capital under any of its names (\"Washington, "
+                       "D.C.\", \"Ulaanbaatar\" or \"Ulan Bator\") gives that same point; a capital whose bare name "
+                       "a much larger place shares takes its country: \"Hamilton, Bermuda\". Airports: by name or "
+                       "IATA code. Offline: GeoNames places of 1000+ people, countryinfo capitals, airportsdata.",
         "parameters": _obj({"address": {"type": "string", "minLength": 1}}, ["address"]),
         "output": "{lat, lng, formatted_address, country_code, place_type}",
         "units": {"lat": "degrees", "lng": "degrees"},
@@ -56,7 +60,9 @@ TOOLS: dict[str, dict[str, Any]] = {
         "units": {"distance_km": "km"},
     },
     "maps_search_places": {
-        "description": "Find points of interest matching a query near a place.",
+        "description": "Find points of interest matching a query near a place, nearest first, with distance_m "
+                       "(great-circle, from the place's point). The query \"airport\" lists airports with an IATA "
+                       "code (airportsdata, the whole world) and gives each one's iata code.",
         "parameters": _obj({"query": {"type": "string", "minLength": 1},
                             "location": _PLACE,
                             "radius_m": {"type": "number", "exclusiveMinimum": 0, "maximum": 50000, "default": 2000}},
@@ -71,17 +77,20 @@ TOOLS: dict[str, dict[str, Any]] = {
         "units": {"rating": "stars (1-5)"},
     },
     "maps_distance_matrix": {
-        "description": "Travel distance and time between origins and destinations.",
+        "description": "Travel distance and time between origins and destinations. Mode \"great_circle\" gives "
+                       "the great-circle distance (\"as the crow flies\", on the mean Earth sphere of radius "
+                       "6371.0088 km) between the places' points, with no duration.",
         "parameters": _obj({"origins": {"type": "array", "items": _PLACE, "minItems": 1, "maxItems": 10},
                             "destinations": {"type": "array", "items": _PLACE, "minItems": 1, "maxItems": 10},
-                            "mode": {"enum": ["driving", "walking", "bicycling"], "default": "driving"}},
+                            "mode": {"enum": ["driving", "walking", "bicycling", "great_circle"], "default": "driving"}},
                            ["origins", "destinations"]),
         "output": "{rows[[{distance_km, duration_min}]]}",
         "units": {"distance_km": "km", "duration_min": "min"},
     },
     "maps_elevation": {
-        "description": "Ground elevation above sea level at one or more coordinates.",
-        "parameters": _obj({"locations": {"anyOf": [_LATLNG, {"type": "array", "items": _LATLNG,
+        "description": "Ground elevation above sea level at one or more places (coordinates, or names that are "
+                       "geocoded first). Offline: the pvlib 5-arc-minute global grid (the cell holding the point).",
+        "parameters": _obj({"locations": {"anyOf": [_PLACE, {"type": "array", "items": _PLACE,
                                                                "minItems": 1, "maxItems": 100}]}},
                            ["locations"]),
         "output": "{elevation_m, results[{lat, lng, elevation_m}]}",
@@ -125,13 +134,17 @@ TOOLS: dict[str, dict[str, Any]] = {
         "units": {},
     },
     "countries_population": {
-        "description": "Population of a country.",
+        "description": "Population of a country as the country statistics give it: offline, countryinfo's "
+                       "figures (estimates of about 2014, e.g. Canada 35.5 million), which can differ from the "
+                       "newer figure an encyclopedia page states; live, REST Countries.",
         "parameters": _obj({"country": {"type": "string", "minLength": 1}}, ["country"]),
         "output": "{country, population}",
         "units": {"population": "people"},
     },
     "countries_area": {
-        "description": "Total area of a country in square kilometres.",
+        "description": "Total area of a country in square kilometres as the country statistics give it: offline, "
+                       "countryinfo's figures, which can differ from the figure an encyclopedia page states; live, "
+                       "REST Countries.",
         "parameters": _obj({"country": {"type": "string", "minLength": 1}}, ["country"]),
         "output": "{country, area_km2}",
         "units": {"area_km2": "km2"},
@@ -170,10 +183,26 @@ TOOLS: dict[str, dict[str, Any]] = {
         "units": {},
     },
     "calculator": {
-        "description": "Evaluate a math expression exactly with sympy (+ - * / ** ( ), sqrt, pi, sin, cos, "
-                       "log, Rational, solve(eq, x), simplify, expand, factor ...). Returns the exact result "
-                       "and its numeric value.",
-        "parameters": _obj({"expression": {"type": "string", "minLength": 1, "maxLength": 500}},
+        "description": "Evaluate a math expression exactly with sympy (+ - * / ** // % ( ), sqrt, pi, sin, cos, "
+                       "log, floor, gcd, lcm, factorial, binomial, Rational, solve(eq, x), simplify, expand, factor "
+                       "...). Whole-number functions: isprime(n), nextprime(n) (smallest prime > n), prevprime(n), "
+                       "prime(k) (k-th prime), primepi(n), factorint(n) ({prime: exponent}), primefactors(n) "
+                       "(distinct), sum_prime_factors(n) (with multiplicity: 12 -> 2+2+3 = 7), "
+                       "largest_prime_factor(n), divisors(n), divisor_count(n), divisor_sigma(n), totient(n), "
+                       "digit_sum(n), digital_root(n), reverse_digits(n) (1230 -> 321), bit_count(n) (1 bits in "
+                       "binary), binary(n), roman(n) (Roman numeral text), roman_letters(n) (its length), "
+                       "leap_years(y1, y2) (leap years from y1 to y2, both included). Text and date functions take "
+                       "quoted text: weekday(\"YYYY-MM-DD\") (Monday = 1 ... Sunday = 7), days_between(\"d1\", "
+                       "\"d2\"), years_between(\"d1\", \"d2\") (whole years), alpha_position(\"word\") (first "
+                       "letter, A = 1 ... Z = 26), alpha_sum(\"word\") (sum of its letters' positions), "
+                       "letter_count(\"word\"), vowels(\"word\") (a e i o u), scrabble(\"word\") (standard English "
+                       "tile values). variables gives names values (numbers, or text for the text functions): "
+                       "{\"expression\": \"alpha_sum(code)\", \"variables\": {\"code\": \"JFK\"}}. Returns the exact "
+                       "result and its numeric value.",
+        "parameters": _obj({"expression": {"type": "string", "minLength": 1, "maxLength": 500},
+                            "variables": {"type": "object", "maxProperties": 20,
+                                          "additionalProperties": {"anyOf": [{"type": "number"},
+                                                                             {"type": "string", "maxLength": 200}]}}},
                            ["expression"]),
         "output": "{result, exact, numeric}",
         "units": {},

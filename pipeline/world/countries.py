@@ -85,6 +85,20 @@ def build_extract(out_dir: Path) -> Path:
     return out
 
 
+def _first_capital(capital: str | None) -> str | None:
+    """A country with several seats ("Kralendijk / Oranjestad / The Bottom") is represented by the first."""
+    return capital.split(" / ")[0].strip() or None if capital else None
+
+
+def _point(value) -> tuple[float, float] | None:
+    """A (lat, lng) pair; countryinfo gives a list of pairs for a country with several seats: the first."""
+    if not value:
+        return None
+    if isinstance(value[0], (list, tuple)):
+        value = value[0]
+    return (float(value[0]), float(value[1]))
+
+
 @dataclass(frozen=True)
 class Country:
     iso2: str
@@ -108,9 +122,8 @@ class CountryTable:
         ambiguous: set[str] = set()
         for rec in payload["countries"]:
             country = Country(rec["iso2"], rec.get("iso3"), rec["name"], rec.get("population"), rec.get("area_km2"),
-                              rec.get("capital"),
-                              tuple(rec["capital_latlng"]) if rec.get("capital_latlng") else None,
-                              tuple(rec["latlng"]) if rec.get("latlng") else None)
+                              _first_capital(rec.get("capital")), _point(rec.get("capital_latlng")),
+                              _point(rec.get("latlng")))
             self.by_iso2[country.iso2] = country
         # Keys that are only ISO codes (not also a common alias such as "USA").
         named = {normalise_name(a) for names in EXTRA_ALIASES.values() for a in names}

@@ -6,7 +6,17 @@ unit vectors, so the nearest place is nearest on the sphere. Countries come from
 countryinfo extract and resolve to their capital city's coordinates (documented choice: a
 capital is a real, nameable point; a centroid can fall in a desert or the sea).
 
-Forward geocoding order: country name -> city (exact normalised name, the most populous wins,
+A capital has ONE point, whatever it is called: the GeoNames place of the capital's name in its
+country (the most populous if several), else the most populous GeoNames place within
+``CAPITAL_SNAP_KM`` of countryinfo's capital point ("Ulaanbaatar" is GeoNames' "Ulan Bator"), else
+that point itself. The country, and the capital under every name countryinfo, GeoNames and
+``CAPITAL_NAMES`` give it ("Washington, D.C.", "Kyiv"/"Kiev", "Nur-Sultan"/"Astana"), geocode to that
+point, so a capital's elevation is the same however an agent names it. A capital's bare name
+gives way only to a place of the same name more than ``CAPITAL_YIELDS_TO`` times as populous
+("Hamilton" is Ontario's, "Hamilton, Bermuda" the capital) or to a more populous capital of the
+same name ("Kingston" is Jamaica's, "Kingston, Norfolk Island" the other).
+
+Forward geocoding order: country name -> capital name -> city (exact normalised name, the most populous wins,
 "City, Region/Country" qualifiers filter; a snapshot page of the same title more than 50 km
 away wins over the city) -> extra places (registered by the snapshot or
 others) -> airports (airportsdata, optional) -> OSM points of interest of the covered cities.
@@ -27,6 +37,70 @@ import numpy as np
 from pipeline.world import load_once, package_file, package_version
 from pipeline.world.countries import CountryTable
 from pipeline.world.geo import EARTH_RADIUS_KM, haversine_km, normalise_name
+
+# A capital named by countryinfo is matched to a GeoNames place this close to countryinfo's point.
+CAPITAL_SNAP_KM = 10.0
+# A capital's bare name means another place only if that place is this many times more populous.
+CAPITAL_YIELDS_TO = 10
+# Names of capitals that neither countryinfo nor GeoNames spell: the usual English (Wikipedia)
+# names, former names and transliteration variants. Keys are ISO 3166-1 alpha-2 codes.
+CAPITAL_NAMES: dict[str, tuple[str, ...]] = {
+    "US": ("Washington, D.C.", "Washington DC", "Washington, DC", "Washington"),
+    "MN": ("Ulaanbaatar", "Ulan Bator", "Ulaanbaatar City", "Ulaan Baatar"),
+    "KZ": ("Astana", "Nur-Sultan", "Akmola"),
+    "MM": ("Naypyidaw", "Nay Pyi Taw", "Naypyitaw", "Nay Pyi Daw"),
+    "UA": ("Kyiv", "Kiev"),
+    "IN": ("New Delhi",),
+    "CN": ("Beijing", "Peking"),
+    "EH": ("Laayoune", "El Aaiun", "El Aaiún"),
+    "TO": ("Nukuʻalofa", "Nuku'alofa", "Nukualofa"),
+    "GG": ("Saint Peter Port", "St Peter Port"),
+    "GD": ("Saint George's", "St. George's", "St George's"),
+    "AG": ("St. John's", "Saint John's", "St John's"),
+    "SM": ("City of San Marino", "San Marino"),
+    "PA": ("Panama City", "Panamá", "Panama"),
+    "KI": ("South Tarawa", "Tarawa"),
+    "HK": ("City of Victoria", "Victoria, Hong Kong"),
+    "YE": ("Sanaa", "Sana'a"),
+    "TD": ("N'Djamena", "Ndjamena"),
+    "GU": ("Hagåtña", "Hagatna", "Agana"),
+    "PF": ("Papeete", "Papeetē"),
+    "PW": ("Ngerulmud", "Melekeok"),
+    "MD": ("Chișinău", "Chisinau", "Kishinev"),
+    "IS": ("Reykjavík", "Reykjavik"),
+    "FO": ("Tórshavn", "Torshavn"),
+    "WF": ("Mata-Utu", "Mata Utu"),
+    "TM": ("Ashgabat", "Ashkhabad"),
+    "KG": ("Bishkek",),
+    "CV": ("Praia",),
+    "SZ": ("Lobamba",),
+    "GS": ("King Edward Point", "Grytviken"),
+    "FM": ("Palikir",),
+    "TK": ("Fakaofo",),
+    "BQ": ("Kralendijk",),
+    "VA": ("Vatican City",),
+    "SG": ("Singapore",),
+    "KW": ("Kuwait City",),
+    "GT": ("Guatemala City",),
+    "MX": ("Mexico City",),
+    "DJ": ("Djibouti City", "Djibouti"),
+    "LU": ("Luxembourg City", "Luxembourg"),
+    "MC": ("Monaco",),
+    "CI": ("Yamoussoukro",),
+    "TW": ("Taipei",),
+}
+
+
+@dataclass(frozen=True)
+class Capital:
+    """A country's capital: its one point and every name that geocodes to it."""
+
+    iso2: str
+    name: str                       # countryinfo's name, else the GeoNames name, else the country's
+    lat: float
+    lng: float
+    index: int | None               # the GeoNames row of the point, if it is one
+    names: tuple[str, ...]          # every name (not normalised) that geocodes to the point
 
 
 @dataclass(frozen=True)
@@ -136,6 +210,9 @@ class Gazetteer:
         self._poi_lookup = poi_lookup
         self._airports: dict[str, list[PlaceHit]] | None = None
         self._airport_codes: dict[str, PlaceHit] = {}
+        self._capitals: dict[str, Capital] | None = None
+        self._capital_index: dict[str, list[str]] = {}
+        self._capital_lock = threading.Lock()
 
     @staticmethod
     def _country_names(path: Path) -> dict[str, str]:
@@ -189,29 +266,109 @@ class Gazetteer:
                 return i
         return None
 
+    # -- capitals
+    def _capital_rows(self, iso2: str, name: str) -> list[int]:
+        key = normalise_name(name)
+        rows = [i for i in self._by_name.get(key, []) if self.country_code[i] == iso2]
+        if not rows and key.startswith("st "):
+            rows = [i for i in self._by_name.get("saint " + key[3:], []) if self.country_code[i] == iso2]
+        return rows
+
+    def _find_capital(self, country) -> Capital | None:
+        names = [country.capital] if country.capital else []
+        names += [n for n in CAPITAL_NAMES.get(country.iso2, ()) if n not in names]
+        rows = sorted({i for n in names for i in self._capital_rows(country.iso2, n)},
+                      key=lambda i: (-self.population[i], i))
+        index = rows[0] if rows else None
+        if index is None and country.capital_latlng is not None:
+            # a transliteration GeoNames spells otherwise, or a former country whose capital GeoNames
+            # files under its successor (Belgrade of Serbia and Montenegro): the GeoNames place of the
+            # name near countryinfo's point, else the most populous place of the country near it
+            lat, lng = country.capital_latlng
+            near = [i for i in np.flatnonzero(np.abs(self.lat - lat) < CAPITAL_SNAP_KM / 100)
+                    if haversine_km(lat, lng, float(self.lat[i]), float(self.lng[i])) <= CAPITAL_SNAP_KM]
+            keys = {normalise_name(n) for n in names}
+            named = [i for i in near if normalise_name(self.names[i]) in keys]
+            near = named or [i for i in near if self.country_code[i] == country.iso2]
+            index = min(near, key=lambda i: (-self.population[i], i)) if near else None
+        if index is not None:
+            lat, lng = float(self.lat[index]), float(self.lng[index])
+            names.append(self.names[index])
+        elif country.capital_latlng is not None:
+            lat, lng = country.capital_latlng
+        elif country.latlng is not None:
+            lat, lng = country.latlng
+        else:
+            return None
+        label = country.capital or (self.names[index] if index is not None else country.name)
+        return Capital(country.iso2, label, lat, lng, index, tuple(dict.fromkeys(names)))
+
+    def capitals(self) -> dict[str, Capital]:
+        """Every country's capital (ISO code -> Capital), found once."""
+        with self._capital_lock:
+            if self._capitals is None:
+                found: dict[str, Capital] = {}
+                index: dict[str, list[str]] = {}
+                for iso2, country in sorted(self.countries.by_iso2.items()):
+                    capital = self._find_capital(country)
+                    if capital is None:
+                        continue
+                    found[iso2] = capital
+                    for name in capital.names:
+                        bucket = index.setdefault(normalise_name(name), [])
+                        if iso2 not in bucket:
+                            bucket.append(iso2)
+                for isos in index.values():   # the most populous capital of a shared name first
+                    isos.sort(key=lambda c: (-self._capital_population(found[c]), c))
+                self._capital_index = index
+                self._capitals = found
+            return self._capitals
+
+    def _capital_population(self, capital: Capital) -> int:
+        return self.population[capital.index] if capital.index is not None else 0
+
+    def capital_named(self, name: str, qualifiers: list[str] = ()) -> Capital | None:
+        """The capital called ``name`` (normalised), or None; ``qualifiers`` must name its country
+        (or its GeoNames state or county). Without qualifiers a capital gives way to a place of the
+        same name more than ``CAPITAL_YIELDS_TO`` times as populous."""
+        capitals = self.capitals()
+        for iso2 in self._capital_index.get(name, ()):
+            capital = capitals[iso2]
+            if qualifiers:
+                if all(self._capital_qualified(capital, q) for q in qualifiers):
+                    return capital
+                continue
+            own = self._capital_population(capital)
+            rivals = [i for i in self._by_name.get(name, []) if i != capital.index]
+            if any(self.population[i] > CAPITAL_YIELDS_TO * max(own, 1) for i in rivals):
+                return None
+            return capital
+        return None
+
+    def _capital_qualified(self, capital: Capital, qualifier: str) -> bool:
+        if self._qualifies_point(capital.iso2, qualifier):
+            return True
+        if qualifier == normalise_name(self.country_names.get(capital.iso2, "")):
+            return True
+        i = capital.index
+        return i is not None and any(v and qualifier == normalise_name(v) for v in (self.state[i], self.county[i]))
+
+    def _capital_city_hit(self, capital: Capital) -> PlaceHit:
+        country = self.countries.by_iso2[capital.iso2]
+        return PlaceHit(capital.name, capital.lat, capital.lng, capital.iso2, "city",
+                        f"{capital.name}, {country.name}", f"{self.source}; {self.countries.source}",
+                        population=self._capital_population(capital) or None,
+                        extra={"capital_of": country.name})
+
     def capital_hit(self, iso2: str) -> PlaceHit | None:
+        """The country as a geocoding answer: its capital's point."""
         country = self.countries.by_iso2.get(iso2)
-        if country is None:
+        capital = self.capitals().get(iso2)
+        if country is None or capital is None:
             return None
-        lat_lng, source = None, self.countries.source
-        if country.capital:
-            key = normalise_name(country.capital)
-            in_country = [i for i in self._by_name.get(key, []) if self.country_code[i] == iso2]
-            if not in_country:  # "Washington D.C." -> "Washington"
-                words = key.split()
-                for n in range(len(words) - 1, 0, -1):
-                    in_country = [i for i in self._by_name.get(" ".join(words[:n]), []) if self.country_code[i] == iso2]
-                    if in_country:
-                        break
-            if in_country:
-                i = in_country[0]
-                lat_lng, source = (float(self.lat[i]), float(self.lng[i])), f"{self.source}; {self.countries.source}"
-        if lat_lng is None:
-            lat_lng = country.capital_latlng or country.latlng
-        if lat_lng is None:
-            return None
-        return PlaceHit(country.name, lat_lng[0], lat_lng[1], iso2, "country", country.name, source,
-                        population=country.population, extra={"represented_by": country.capital or "centroid"})
+        return PlaceHit(country.name, capital.lat, capital.lng, iso2, "country", country.name,
+                        f"{self.source}; {self.countries.source}", population=country.population,
+                        extra={"represented_by": country.capital or "centroid"})
 
     def _airport_index(self) -> dict[str, list[PlaceHit]]:
         if self._airports is None:
@@ -273,6 +430,10 @@ class Gazetteer:
                 hit = self.capital_hit(country.iso2)
                 if hit is not None:
                     return hit
+        for k in range(len(parts), 0, -1):   # "Washington, D.C." is one name; "Hamilton, Bermuda" one capital
+            capital = self.capital_named(" ".join(parts[:k]), parts[k:])
+            if capital is not None:
+                return self._capital_city_hit(capital)
         i = self.find_city(name, qualifiers)
         if i is not None:
             if lookup is not None and original is not None and not qualifiers:

@@ -55,6 +55,151 @@ _FUNCTIONS: dict[str, Callable] = {
     "solve": sp.solve, "diff": sp.diff, "integrate": sp.integrate, "summation": sp.summation,
     "limit": sp.limit,
 }
+
+
+# ---- number theory, digits, dates and words: every operation a leg's detour asks for ------------
+MAX_NUMBER_THEORY = 10 ** 15   # largest |n| factorised or searched for primes (well under a second)
+MAX_PRIME_INDEX = 10 ** 6      # prime(k), primepi(n): k and n at most this
+
+
+def _integer(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
+    if not (isinstance(value, sp.Basic) and value.is_Integer):
+        raise CalcError(f"{name} takes a whole number, got {to_text(value) if isinstance(value, sp.Basic) else value!r}")
+    n = int(value)
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        raise CalcError(f"{name} takes a whole number from {lo} to {hi}, got {n}")
+    return n
+
+
+def _text(value, name: str) -> str:
+    if not isinstance(value, str):
+        raise CalcError(f"{name} takes text in quotes, e.g. {name}(\"Paris\")")
+    return value
+
+
+def _date(value, name: str):
+    import datetime as dt
+
+    try:
+        return dt.date.fromisoformat(_text(value, name))
+    except ValueError:
+        raise CalcError(f"{name} takes a date as \"YYYY-MM-DD\", got {value!r}") from None
+
+
+def _factors(n: int, name: str) -> dict[int, int]:
+    n = _integer(sp.Integer(n), name, 2, MAX_NUMBER_THEORY)
+    return {int(p): int(e) for p, e in sp.factorint(n).items()}
+
+
+_ROMAN = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"), (40, "XL"),
+          (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
+_SCRABBLE = {**dict.fromkeys("aeilnorstu", 1), **dict.fromkeys("dg", 2), **dict.fromkeys("bcmp", 3),
+             **dict.fromkeys("fhvwy", 4), "k": 5, **dict.fromkeys("jx", 8), **dict.fromkeys("qz", 10)}
+
+
+def _roman(v) -> str:
+    n = _integer(v, "roman", 1, 3999)
+    out = ""
+    for value, symbol in _ROMAN:
+        count, n = divmod(n, value)
+        out += symbol * count
+    return out
+
+
+def _digits(v, name: str) -> str:
+    return str(abs(_integer(v, name, -MAX_NUMBER_THEORY * 1000, MAX_NUMBER_THEORY * 1000)))
+
+
+def _digital_root(v) -> sp.Integer:
+    n = int(_digits(v, "digital_root"))
+    return sp.Integer(0 if n == 0 else 1 + (n - 1) % 9)
+
+
+def _reverse_digits(v) -> sp.Integer:
+    n = _integer(v, "reverse_digits", 0, MAX_NUMBER_THEORY * 1000)
+    return sp.Integer(int(str(n)[::-1]))
+
+
+def _letters(v, name: str) -> list[int]:
+    """Alphabet positions (A = 1 ... Z = 26) of the Latin letters of a text, accents folded."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKD", _text(v, name)).lower()
+    return [ord(c) - 96 for c in folded if "a" <= c <= "z"]
+
+
+def _alpha_position(v) -> sp.Integer:
+    letters = _letters(v, "alpha_position")
+    if not letters:
+        raise CalcError("alpha_position: the text has no Latin letter")
+    return sp.Integer(letters[0])
+
+
+def _is_leap(year: int) -> bool:
+    return (year % 4 == 0 and year % 100 != 0) or year % 400 == 0
+
+
+def _leap_years(a, b) -> sp.Integer:
+    lo, hi = sorted((_integer(a, "leap_years", 1, 9999), _integer(b, "leap_years", 1, 9999)))
+    return sp.Integer(sum(1 for y in range(lo, hi + 1) if _is_leap(y)))
+
+
+def _days_between(a, b) -> sp.Integer:
+    return sp.Integer(abs((_date(b, "days_between") - _date(a, "days_between")).days))
+
+
+def _years_between(a, b) -> sp.Integer:
+    """Whole years from the earlier date to the later (birthdays passed: 2000-03-01 to 2010-02-28 is 9)."""
+    first, last = sorted((_date(a, "years_between"), _date(b, "years_between")))
+    return sp.Integer(last.year - first.year - ((last.month, last.day) < (first.month, first.day)))
+
+
+def _checked(fn: Callable, name: str, lo: int, hi: int = MAX_NUMBER_THEORY) -> Callable:
+    return lambda v: fn(_integer(v, name, lo, hi))
+
+
+# Whole-number functions (sympy's number theory where it has one). Results are Integers, except
+# isprime (True/False), factorint (a dict), primefactors and divisors (lists), roman and binary (text).
+_NUMBER_FUNCTIONS: dict[str, Callable] = {
+    "isprime": lambda v: sp.true if sp.isprime(_integer(v, "isprime", None, MAX_NUMBER_THEORY)) else sp.false,
+    "nextprime": _checked(lambda n: sp.Integer(sp.nextprime(n)), "nextprime", -MAX_NUMBER_THEORY),
+    "prevprime": _checked(lambda n: sp.Integer(sp.prevprime(n)), "prevprime", 3),
+    "prime": _checked(lambda k: sp.Integer(sp.prime(k)), "prime", 1, MAX_PRIME_INDEX),
+    "primepi": _checked(lambda n: sp.Integer(sp.primepi(n)), "primepi", 0, MAX_PRIME_INDEX),
+    "factorint": lambda v: {sp.Integer(p): sp.Integer(e) for p, e in _factors(_integer(v, "factorint"), "factorint").items()},
+    "primefactors": lambda v: [sp.Integer(p) for p in sorted(_factors(_integer(v, "primefactors"), "primefactors"))],
+    "sum_prime_factors": lambda v: sp.Integer(sum(p * e for p, e in _factors(_integer(v, "sum_prime_factors"),
+                                                                             "sum_prime_factors").items())),
+    "largest_prime_factor": lambda v: sp.Integer(max(_factors(_integer(v, "largest_prime_factor"),
+                                                              "largest_prime_factor"))),
+    "divisors": _checked(lambda n: [sp.Integer(d) for d in sp.divisors(n)], "divisors", 1),
+    "divisor_count": _checked(lambda n: sp.Integer(sp.divisor_count(n)), "divisor_count", 1),
+    "divisor_sigma": _checked(lambda n: sp.Integer(sp.divisor_sigma(n)), "divisor_sigma", 1),
+    "totient": _checked(lambda n: sp.Integer(sp.totient(n)), "totient", 1),
+    "digit_sum": lambda v: sp.Integer(sum(int(c) for c in _digits(v, "digit_sum"))),
+    "digital_root": _digital_root,
+    "reverse_digits": _reverse_digits,
+    "bit_count": _checked(lambda n: sp.Integer(n.bit_count()), "bit_count", 0, 10 ** 100),
+    "binary": _checked(lambda n: format(n, "b"), "binary", 0, 10 ** 100),
+    "roman": _roman,
+    "roman_letters": lambda v: sp.Integer(len(_roman(v))),
+    "leap_years": _leap_years,
+}
+# Functions that take text in quotes ("Paris", "2004-02-29"): the only place an expression may hold text.
+_TEXT_FUNCTIONS: dict[str, Callable] = {
+    "weekday": lambda v: sp.Integer(_date(v, "weekday").isoweekday()),
+    "days_between": _days_between,
+    "years_between": _years_between,
+    "alpha_position": _alpha_position,
+    "alpha_sum": lambda v: sp.Integer(sum(_letters(v, "alpha_sum"))),
+    "letter_count": lambda v: sp.Integer(len(_letters(v, "letter_count"))),
+    "vowels": lambda v: sp.Integer(sum(1 for c in _text(v, "vowels").lower() if c in "aeiou")),
+    "scrabble": lambda v: sp.Integer(sum(_SCRABBLE.get(c, 0) for c in _text(v, "scrabble").lower())),
+}
+_FUNCTIONS.update(_NUMBER_FUNCTIONS)
+_FUNCTIONS.update(_TEXT_FUNCTIONS)
+MAX_TEXT = 200
+
 _CONSTANTS = {"pi": sp.pi, "E": sp.E, "e": sp.E, "I": sp.I, "oo": sp.oo}
 _SYMBOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,11}$")
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -95,8 +240,9 @@ def _power(base, exponent):
 
 
 class _Evaluator:
-    def __init__(self) -> None:
+    def __init__(self, variables: dict[str, Any] | None = None) -> None:
         self.nodes = 0
+        self.variables = variables or {}
 
     def visit(self, node: ast.AST):
         self.nodes += 1
@@ -113,8 +259,9 @@ class _Evaluator:
             return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.BinOp):
             left, right = self.visit(node.left), self.visit(node.right)
-            if isinstance(left, (tuple, list)) or isinstance(right, (tuple, list)):
-                raise CalcError("arithmetic on tuples or lists is not allowed")   # (1, 2)*10**8 would fill memory
+            if isinstance(left, (tuple, list, dict, str)) or isinstance(right, (tuple, list, dict, str)):
+                # (1, 2)*10**8 or binary(5)*10**8 would fill memory
+                raise CalcError("arithmetic on tuples, lists, dicts or text is not allowed")
             op = _BINOPS.get(type(node.op))
             if isinstance(node.op, ast.Pow):
                 _check_power(left, right)
@@ -145,6 +292,8 @@ class _Evaluator:
     def name(self, ident: str):
         if "__" in ident or ident.startswith("_"):
             raise CalcError(f"name {ident!r} is not allowed")
+        if ident in self.variables:
+            return self.variables[ident]
         if ident in _CONSTANTS:
             return _CONSTANTS[ident]
         if ident in _FUNCTIONS:
@@ -152,6 +301,16 @@ class _Evaluator:
         if not _SYMBOL_NAME.match(ident):
             raise CalcError(f"name {ident!r} is not allowed")
         return sp.Symbol(ident)
+
+    def text(self, node: ast.AST, name: str):
+        """An argument of a text function: a quoted string, or any expression (whose value the
+        function then checks)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            self.nodes += 1
+            if len(node.value) > MAX_TEXT:
+                raise CalcError(f"{name}: text longer than {MAX_TEXT} characters")
+            return node.value
+        return self.visit(node)
 
     def call(self, node: ast.Call):
         if not isinstance(node.func, ast.Name):
@@ -163,7 +322,12 @@ class _Evaluator:
             raise CalcError("keyword arguments are not allowed")
         if any(isinstance(a, ast.Starred) for a in node.args):
             raise CalcError("starred arguments are not allowed")
-        args = [self.visit(a) for a in node.args]
+        if name in _TEXT_FUNCTIONS:
+            args = [self.text(a, name) for a in node.args]
+        else:
+            args = [self.visit(a) for a in node.args]
+            if any(_holds_text(a) for a in args):   # sympy would parse text (sympify calls eval)
+                raise CalcError(f"{name} does not take text")
         if name in ("factorial", "binomial"):
             for a in args:
                 if not (isinstance(a, sp.Basic) and a.is_Integer and abs(a) <= MAX_FACTORIAL):
@@ -176,16 +340,49 @@ class _Evaluator:
             raise CalcError(f"{name}: {exc}") from exc
 
 
-def parse(text: str, keep_products: bool = False):
+def _holds_text(value) -> bool:
+    if isinstance(value, str):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_text(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_text(k) or _holds_text(v) for k, v in value.items())
+    return False
+
+
+MAX_VARIABLES = 20
+
+
+def _variables(variables: dict | None) -> dict[str, Any]:
+    """Checked variable values: numbers (exact, like literals) or text (for the text functions)."""
+    out: dict[str, Any] = {}
+    if not variables:
+        return out
+    if not isinstance(variables, dict) or len(variables) > MAX_VARIABLES:
+        raise CalcError(f"variables must be an object of at most {MAX_VARIABLES} names")
+    for name, value in variables.items():
+        if not isinstance(name, str) or not _SYMBOL_NAME.match(name) or name in _FUNCTIONS or name in _CONSTANTS:
+            raise CalcError(f"variable name {name!r} is not allowed (letters and digits, not a function or constant)")
+        if isinstance(value, str):
+            if len(value) > MAX_TEXT:
+                raise CalcError(f"variable {name}: text longer than {MAX_TEXT} characters")
+            out[name] = value
+        else:
+            out[name] = _sympify_number(value)
+    return out
+
+
+def parse(text: str, keep_products: bool = False, variables: dict | None = None):
     """Parse and evaluate ``text`` into sympy objects (or lists/tuples/dicts of them).
 
     ``keep_products`` stops sympy from distributing a number over a sum (2*(x + 1) stays a
-    product), which answer checking needs to see whether a candidate is factored.
+    product), which answer checking needs to see whether a candidate is factored. ``variables``
+    gives names values (numbers, or text for the text functions).
     """
     if keep_products:
         from sympy.core.parameters import distribute
         with distribute(False):
-            return parse(text)
+            return parse(text, variables=variables)
     if not isinstance(text, str):
         raise CalcError("expression must be a string")
     if len(text) > MAX_LENGTH:
@@ -195,7 +392,7 @@ def parse(text: str, keep_products: bool = False):
         raise CalcError("empty expression")
     sides = _EQUALS.split(text)
     if len(sides) == 2:
-        return sp.Eq(parse(sides[0]), parse(sides[1]))
+        return sp.Eq(parse(sides[0], variables=variables), parse(sides[1], variables=variables))
     if len(sides) > 2:
         raise CalcError("more than one '=' in the expression")
     try:
@@ -203,7 +400,7 @@ def parse(text: str, keep_products: bool = False):
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise CalcError(f"cannot parse expression: {getattr(exc, 'msg', exc)}") from None
     try:
-        return _Evaluator().visit(tree)
+        return _Evaluator(_variables(variables)).visit(tree)
     except RecursionError:
         raise CalcError("expression nested too deeply") from None
 
@@ -300,10 +497,10 @@ def is_exact(value) -> bool:
     return not (isinstance(value, sp.Basic) and value.has(sp.Float))
 
 
-def calculate(expression: str, seconds: float = TIME_LIMIT_S) -> dict:
+def calculate(expression: str, seconds: float = TIME_LIMIT_S, variables: dict | None = None) -> dict:
     """The calculator tool's values: {result, exact, numeric}; raises CalcError."""
     def work():
-        value = normalise(parse(expression))
+        value = normalise(parse(expression, variables=variables))
         if isinstance(value, sp.Basic) and value.has(sp.zoo, sp.nan):
             raise CalcError("undefined result (division by zero?)")
         text = to_text(value)

@@ -211,7 +211,7 @@ def maps_place_details(args: dict, ctx: BackendContext) -> dict:
 @implements("maps_elevation", "live")
 def maps_elevation(args: dict, ctx: BackendContext) -> dict:
     locations = args["locations"] if isinstance(args["locations"], list) else [args["locations"]]
-    points = [(float(p["lat"]), float(p["lng"])) for p in locations]
+    points = [resolve_place(p, ctx) for p in locations]   # names are geocoded first
     if google_key(ctx):
         results = _google(ctx, "Elevation", "elevation/json",
                           {"locations": "|".join(f"{lat},{lng}" for lat, lng in points)})["results"]
@@ -281,6 +281,12 @@ def _google_place(place) -> str:
 def maps_distance_matrix(args: dict, ctx: BackendContext) -> dict:
     mode = args.get("mode", "driving")
     origins, destinations = args["origins"], args["destinations"]
+    if mode == "great_circle":   # geometry between the (live-geocoded) points, no routing service
+        a = [resolve_place(p, ctx) for p in origins]
+        b = [resolve_place(p, ctx) for p in destinations]
+        rows = [[{"distance_km": round(haversine_km(*o, *d), 3), "duration_min": None} for d in b] for o in a]
+        return _live("maps_distance_matrix", "great-circle distance on the mean Earth sphere between live-geocoded "
+                     "points", mode=mode, rows=rows)
     if google_key(ctx):
         params = {"origins": "|".join(map(_google_place, origins)),
                   "destinations": "|".join(map(_google_place, destinations)), "mode": mode}

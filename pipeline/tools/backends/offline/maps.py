@@ -129,8 +129,13 @@ def maps_reverse_geocode(args: dict, ctx: BackendContext) -> dict:
 def maps_elevation(args: dict, ctx: BackendContext) -> dict:
     grid = elevation_grid()
     locations = args["locations"]
-    points = locations if isinstance(locations, list) else [locations]
-    results = [{"lat": p["lat"], "lng": p["lng"], "elevation_m": grid.elevation_m(p["lat"], p["lng"])} for p in points]
+    places = locations if isinstance(locations, list) else [locations]
+    results = []
+    for k, place in enumerate(places):
+        lat, lng, label = resolve_place(ctx, place, f"locations[{k}]")
+        results.append({"lat": lat, "lng": lng, "elevation_m": grid.elevation_m(lat, lng)})
+        if isinstance(place, str):
+            results[-1]["name"] = label
     return result("maps_elevation", {"elevation_m": results[0]["elevation_m"], "results": results},
                   "offline-data", grid.source)
 
@@ -183,7 +188,7 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
         gaz = gazetteer(world_dir(ctx))
         hits = gaz.airports_within(lat, lng, radius_m / 1000)
         places = [{"place_id": f"iata:{h.extra['iata']}", "name": h.name, "category": "airport", "lat": h.lat,
-                   "lng": h.lng, "distance_m": round(d * 1000, 1)} for d, h in hits]
+                   "lng": h.lng, "distance_m": round(d * 1000, 1), "iata": h.extra["iata"]} for d, h in hits]
         return result("maps_search_places", {"places": places[:MAX_PLACES], "count": len(places),
                                              "center": {"lat": lat, "lng": lng, "name": label}},
                       "offline-data", hits[0][1].source if hits else "airportsdata (MIT)")
@@ -251,11 +256,21 @@ def _trip(ctx: BackendContext, mode: str, a: tuple[float, float], b: tuple[float
     return km, minutes, [step], "simulated", ESTIMATE_SOURCE
 
 
+GREAT_CIRCLE_SOURCE = "great-circle distance on the mean Earth sphere (R = 6371.0088 km) between geocoded points"
+
+
 @implements("maps_distance_matrix", "offline")
 def maps_distance_matrix(args: dict, ctx: BackendContext) -> dict:
     mode = args.get("mode", "driving")
     origins = [resolve_place(ctx, p, f"origins[{i}]") for i, p in enumerate(args["origins"])]
     destinations = [resolve_place(ctx, p, f"destinations[{i}]") for i, p in enumerate(args["destinations"])]
+    if mode == "great_circle":   # geometry on real points: as real as the geocoding
+        rows = [[{"distance_km": round(haversine_km(*o[:2], *d[:2]), 3), "duration_min": None} for d in destinations]
+                for o in origins]
+        return result("maps_distance_matrix", {
+            "rows": rows, "mode": mode,
+            "origin_addresses": [o[2] for o in origins], "destination_addresses": [d[2] for d in destinations],
+        }, "offline-data", GREAT_CIRCLE_SOURCE)
     rows, provenances, sources = [], set(), set()
     for o in origins:
         row = []

@@ -21,7 +21,7 @@ def calculator(args: dict, ctx: BackendContext) -> dict:
     from pipeline.tasks.math.safe_eval import SYMPY_SOURCE, CalcError, calculate
 
     try:
-        values = calculate(args["expression"])
+        values = calculate(args["expression"], variables=args.get("variables"))
     except CalcError as exc:
         raise ToolError(f"calculator: {exc}") from None
     return {**values, "units": {}, "provenance": "offline-data", "source": SYMPY_SOURCE}
