@@ -153,12 +153,13 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
         rest = rest.replace(name, " ")
     if country_like(rest) or any(name in COUNTRY_LIKE or _dependent(name) for name in out):
         return None
-    if len({_canonical(name) for name in out}) != len(set(out)):
+    if len({country_key(name) for name in out}) != len(set(out)):
         return None   # "Israel, officially the State of Israel": one country or two? (a blind racer counted two)
     return out
 
 
-def _canonical(name: str) -> str:
+def country_key(name: str) -> str:
+    """One key per country whatever name a text gives it (its ISO code; the name itself if unknown)."""
     from pipeline.world.countries import country_table
     found = country_table().lookup(name, allow_codes=False)
     return found.iso2 if found is not None else name

@@ -15,7 +15,7 @@ from typing import Any
 
 from pipeline import refs
 from pipeline.catalog import diamond_only_templates, roadblock_templates
-from pipeline.execute import iso_plus_days
+from pipeline.execute import country_key, iso_plus_days
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -202,6 +202,29 @@ def _templates_for(role: str, allow_simulated: bool, unit: str | None = None,
     return sorted(names)
 
 
+def _entity(stop: Stop) -> str:
+    """What a page fact names, as one key ("Britain" and "United Kingdom" are one country)."""
+    return country_key(str(stop.value)) if stop.fact.role == "country" else str(stop.value)
+
+
+def _pairs_for(pages: list[Stop], allow_simulated: bool, reserved: frozenset[str] = frozenset()
+               ) -> dict[str, list[tuple[int, int]]]:
+    """Two-input templates (templates/roadblocks.toml) and the page pairs that can feed them: input 0
+    from a page of the first role, input 1 from another page of the second, with different values;
+    a pair of one role is taken once, in route order."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for name, t in sorted(roadblock_templates().items()):
+        if len(t["inputs"]) != 2 or (t.get("simulated_only") and not allow_simulated) or name in reserved:
+            continue
+        first, second = t["inputs"]
+        found = [(i, j) for i, a in enumerate(pages) for j, b in enumerate(pages)
+                 if i != j and a.fact.role == first and b.fact.role == second and _entity(a) != _entity(b)
+                 and (first != second or i < j)]
+        if found:
+            out[name] = found
+    return out
+
+
 def run(leg: Leg, ctx: StageContext) -> Leg:
     preset = ctx.presets[leg.level]
     plan = leg.plan
@@ -253,7 +276,6 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     # each text fact gets two candidate roadblocks: if one chain fails, the other still consumes it
     pending_text = [(i, s) for i, s in enumerate(pages) if s.fact.role in ("place", "country", "date", "company", "coin")] * 2
     n_roadblocks = plan.roadblocks + SPARE_ROADBLOCKS
-    places = [(i, s) for i, s in enumerate(pages) if s.fact.role == "place"]
     made: set[tuple[str, tuple[int, ...], str]] = set()
     for n in range(n_roadblocks + 4 * len(pages) + 4):
         if len(made) >= n_roadblocks:
@@ -265,9 +287,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             names = _templates_for(src.fact.role, allow_sim, reserved=reserved)
             if names:
                 choice = (names[rng.randrange(len(names))], [i], i)
-        if choice is None and len(places) >= 2 and rng.random() < 0.25:
-            (i, _), (j, _) = sorted(rng.sample(places, 2))
-            choice = (rng.choice(["geocode_distance", "geocode_directions_duration"]), [i, j], j)
+        if choice is None and rng.random() < 0.4:   # a two-input template on two pages of the chain (issue 21)
+            pairs = _pairs_for(pages, allow_sim, reserved)
+            if pairs:
+                name = sorted(pairs)[rng.randrange(len(pairs))]
+                i, j = pairs[name][rng.randrange(len(pairs[name]))]
+                choice = (name, [i, j], max(i, j))
         if choice is None:   # any page's fact that some template takes (every roadblock has a route input)
             takers = {i: [n for n in _templates_for(s.fact.role, allow_sim, s.fact.unit, reserved) if (n, (i,)) not in made]
                       for i, s in enumerate(pages)}
