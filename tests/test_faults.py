@@ -185,8 +185,8 @@ def test_a_failed_probe_makes_the_fact_unusable_not_the_leg(tmp_path, kind):
     assert noted and "unusable for this attempt" in noted[-1]["outcome"] and noted[-1]["tool"] in spec
     if kind != "error":
         return   # the plan below depends only on the probes returning None, checked above for every kind
-    params = GenerationParams(level="medium", variant="linear", count=10, seed=2)
-    legs = [leg for leg, why in apply_stage("crawl", [new_leg(params, slot, 0) for slot in range(10)], faulty)
+    params = GenerationParams(level="medium", variant="linear", count=30, seed=2)
+    legs = [leg for leg, why in apply_stage("crawl", [new_leg(params, slot, 0) for slot in range(30)], faulty)
             if why is None]
     results = apply_stage("plan", legs, faulty)
     assert not any(why and "injected fault" in why.reason for _, why in results)   # no fault rejects a leg

@@ -41,14 +41,16 @@ def ask_json(llm, text: str, stage: str) -> dict:
     return answer
 
 
-def plan_route(llm, seed: str, n: int, candidates: list[tuple[str, str]]) -> tuple[str, list[str]]:
-    answer = ask_json(llm, prompt("plan_route.j2", seed=seed, n=n, candidates=candidates), "plan")
+def plan_route(llm, seed: str, n: int, chains: list[list[str]], describe) -> tuple[str, list[str]]:
+    """The LLM picks one of the chains the walk found (issue 21: every page reached through the one before)
+    and names its theme; ``describe(title)`` is the description shown for each page."""
+    listed = [(t, describe(t)) for chain in chains for t in chain]
+    answer = ask_json(llm, prompt("plan_route.j2", seed=seed, n=n, candidates=listed, chains=len(chains)), "plan")
     route, theme = answer.get("route"), answer.get("theme")
-    known = {t for t, _ in candidates}
     if not isinstance(route, list) or not isinstance(theme, str):
         raise Rejected("plan: LLM route lacks 'route' or 'theme'")
-    if len(route) != n or route[0] != seed or len(set(route)) != n or not set(route) <= known:
-        raise Rejected(f"plan: LLM route {route[:n + 2]!r} is not {n} distinct listed pages starting at the seed")
+    if route not in chains:
+        raise Rejected(f"plan: LLM route {route[:n + 2]!r} is not one of the {len(chains)} chains it was offered")
     return theme, route
 
 

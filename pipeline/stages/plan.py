@@ -8,6 +8,7 @@ from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, resolved
 from pipeline.stages.crawl import bridge_degree
 from pipeline.stages.facts import page_facts
 from pipeline.stages.hops import hops_from
+from pipeline.stages.llm_steps import plan_route
 
 HUB_MENTIONS = 20   # a page named by this many pages (France, Latin) is a hub: routes look past it
 
@@ -24,7 +25,8 @@ def shapes(preset) -> list[tuple[int, int, int, int]]:
     return out
 
 
-WALK_BUDGET = 2000   # pages a chain walk may try before the attempt is given up
+WALK_BUDGET = 2000
+LLM_CHAINS = 4       # chains offered to an LLM planner   # pages a chain walk may try before the attempt is given up
 
 
 def hop_modes(modes: tuple[str, ...]) -> tuple[str, ...]:
@@ -111,6 +113,18 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     seed_page = ctx.page(leg.seed_title)
     leg.theme = (f"A chain of {p - 1} hop{'s' if p > 2 else ''} from {seed_page.title} "
                  f"({seed_page.description or seed_page.infobox_type or 'a page'})")
+    if ctx.llm is not None:   # the LLM picks the most thematic of a few chains and names the theme
+        chains = {tuple(route): relations}
+        for _ in range(LLM_CHAINS * 3):
+            if len(chains) >= LLM_CHAINS:
+                break
+            more = walk(leg, ctx, rng, p - 1, min(n_choices, p - 1), modes, offers_entity)
+            if more is not None:
+                chains.setdefault(tuple(more[0]), more[1])
+        offered = [list(c) for c in chains]
+        leg.theme, route = plan_route(ctx.llm, leg.seed_title, p, offered,
+                                      lambda t: (ctx.page(t).description if ctx.page(t) else "") or "")
+        relations = chains[tuple(route)]
     depth = dict(leg.crawl.pages)
     leg.plan = Plan(stops=k, roadblocks=r, detours=d, pages=p, route=route,
                     depth=max(depth.get(t, 0) for t in route), relations=relations)
