@@ -174,13 +174,24 @@ def _spread(legs: list[Leg]) -> dict[str, Any]:
         "distinct_page_share": len(set(visits)) / len(visits) if visits else None,
         "mean_page_overlap": mean_page_overlap(legs),
         "simulated_share": prov["simulated"] / values if values else None,
+        **_hops(legs),
     }
+
+
+def _hops(legs: list[Leg]) -> dict[str, Any]:
+    """Issue 21: hops per leg (page stops reached through the page before) and, of them, choices."""
+    relations = [s.transition.relation for leg in legs for s in leg.stops
+                 if s.transition is not None and s.transition.relation is not None]
+    n = len(legs) or 1
+    return {"hops_per_leg": len(relations) / n if legs else None,
+            "choices_per_leg": sum(r.kind == "choice" for r in relations) / n if legs else None}
 
 
 def world_spread(legs: list[Leg]) -> list[dict[str, Any]]:
     """How widely legs spread over the world, per (variant, level) and overall: distinct seeds and
     the most any seed starts, distinct pages among page visits, the mean page overlap between legs,
-    and the share of golden tool values that are simulated (issue 14's figures)."""
+    and the share of golden tool values that are simulated (issue 14's figures); hops and choices per
+    leg (issue 21)."""
     rows = [{"variant": v, "level": l, **_spread(group)} for (v, l), group in by_variant_level(legs)]
     rows.append({"variant": "all", "level": "", **_spread(legs)})
     return rows
