@@ -81,7 +81,8 @@ def numbers_in(text: str) -> list[str]:
 
 # a run of capitalised words (with the connectors a name may hold: "Bosnia and Herzegovina",
 # "Democratic Republic of the Congo"); a sentence's country names are looked up among such runs
-NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:(?:of|and|the|de|da|del|du)\s+)*[A-Z][\w'’-]*)*")
+NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:(?:of|and|the|de|da|del|du|di|do|dos|das|van|von|der|den|la|le|ben|bin|"
+                      r"ibn|al|el|y)\s+)*[A-Z][\w'’-]*)*")
 # capitalised words that open a run without being part of a name ("In France", "The Netherlands" stays whole)
 NOT_NAMES = {"A", "After", "Although", "An", "As", "At", "Before", "Born", "Both", "By", "Despite", "During",
              "Following", "For", "From", "He", "Her", "His", "In", "It", "Its", "Located", "Many", "Most", "On",
@@ -104,6 +105,8 @@ COUNTRY_LIKE = frozenset((
 # territories the country data lists beside sovereign states (ISO 3166-1 codes): a reader asked for "the
 # countries" a sentence names may leave New Caledonia out or count it, so a sentence naming one asks for none
 DEPENDENT_TERRITORIES = frozenset(["AS", "AI", "AQ", "AW", "AX", "BL", "BM", "BQ", "BV", "CC", "CK", "CW", "CX", "EH", "FK", "FO", "GF", "GG", "GI", "GL", "GP", "GS", "GU", "HK", "HM", "IM", "IO", "JE", "KY", "MF", "MO", "MP", "MQ", "MS", "NC", "NF", "NU", "PF", "PM", "PN", "PR", "PS", "RE", "SH", "SJ", "SX", "TC", "TF", "TK", "TW", "UM", "VG", "VI", "WF", "XK", "YT"])
+# a demonym joined to a name by a dash ("Swiss–Liechtenstein", "Franco-Prussian"): a country a reader may count
+DEMONYM_COMPOUND = re.compile(r"\b[A-Z][a-z]+(?:ish|ese|ian|an|ic|i|ss|ch|o)[–—-][A-Z]|[A-Z][a-z]+[–—-][A-Z][a-z]+(?:ish|ese|ian|an|ic|i|ss|ch)\b")
 POLITY_WORDS = frozenset(("Kingdom", "Empire", "Republic", "Union", "Confederation", "Federation", "Dynasty",
                           "Caliphate", "Sultanate", "Khanate", "Principality", "Duchy", "Colony", "Protectorate"))
 
@@ -130,6 +133,9 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
     continent, a former state or a polity a reader may take for a country (``COUNTRY_LIKE``: "postcolonial
     America", "the Soviet Union", "the Mughal Empire"): a reader may count it or not, so the sentence
     cannot ask for its countries."""
+    if DEMONYM_COMPOUND.search(sentence):
+        return None   # "the Swiss–Liechtenstein border": Switzerland is named too, to some readers
+    sentence = re.sub(r"(?<=\w)['’]s\b", "", sentence)   # "China's border": China is named
     out: list[str] = []
     for m in NAME_RUN.finditer(sentence):
         words = m.group(0).split()
@@ -278,12 +284,28 @@ def run_page_stop(stop: Stop, toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
     return value
 
 
+NEAREST_GAP_M = 100   # the nearest of a list must be nearer than the next by this much, or it is a tie
+
+
+def nearest_is_one(data: Any, path: str) -> None:
+    """A step that takes the first of a list sorted by distance ("the nearest airport") needs one nearest:
+    two airports at one point (Lachin and Zabrat, 14.9 km from Baku) make the answer the tool's order."""
+    head = path.split(".")[0]
+    items = data.get(head) if isinstance(data, dict) and path.startswith(head + ".0") else None
+    pair = items[:2] if isinstance(items, list) and len(items) > 1 else []
+    if all(isinstance(i, dict) and "distance_m" in i for i in pair) and pair and \
+            abs(pair[1]["distance_m"] - pair[0]["distance_m"]) < NEAREST_GAP_M:
+        raise StopFailed(f"the nearest two of {head} lie {items[1]['distance_m'] - items[0]['distance_m']:.0f} m "
+                             "apart: no one nearest")
+
+
 def run_tool_chain(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
     """Run a stop's chain; the last step's output, scaled and rounded as its template says, is the value."""
     outputs: list[Any] = []
     for k, step in enumerate(stop.tool_chain):
         args = resolve_args(step.args, values, outputs)
         data = _call(toolbox, stop, k, step.tool, args, trace)
+        nearest_is_one(data, step.extract)
         out = get_path(data, step.extract)
         trace[-1].value = out
         outputs.append(out)

@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 
 from pipeline import validate as validate_cli
 from pipeline.cache import canonical_json
+from pipeline.config import load_settings
 from pipeline.invariants import MACHINE_FIELDS, REEXECUTABLE_PROVENANCES
 from pipeline.report import __main__ as report_cli
+from pipeline.tools.registry import Toolbox
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = re.compile(r"golden traces: (\d+) calls re-executed, (\d+) checked against the trace only"
@@ -57,9 +59,9 @@ def runs(tmp_path_factory):
     """An easy DAG run and a medium DAG run, both generated with cache A."""
     root = tmp_path_factory.mktemp("anywhere")
     cache_a = root / "a.sqlite"
-    # seed 18: one of its legs runs python_execute_code (test_the_sandbox_may_describe_another_machine) and
-    # one has simulated calls (test_re_execution_follows_the_runs_no_simulated_setting)
-    easy = generate(root / "easy", cache_a, "--difficulty", "easy", "--count", "5", "--seed", "18")
+    # seed 4242: one of its legs runs python_execute_code (test_the_sandbox_may_describe_another_machine)
+    easy = generate(root / "easy", cache_a, "--difficulty", "easy", "--variant", "linear", "--count", "5",
+                    "--seed", "4242")
     medium = generate(root / "medium", cache_a, "--difficulty", "medium", "--variant", "dag", "--count", "1")
     assert cache_a.is_file()
     return {"root": root, "cache_a": cache_a, "easy": easy, "medium": medium}
@@ -274,8 +276,26 @@ def test_any_changed_character_of_a_computable_response_is_caught(runs, checker,
 
 def test_re_execution_follows_the_runs_no_simulated_setting(runs, tmp_path):
     """Under --no-simulated a tool may not answer with (or build on) a simulated value, so the
-    re-execution uses the run's setting: a leg with simulated calls then cannot re-execute."""
-    strict = copy_with(runs["easy"], tmp_path / "strict", lambda i, leg: None)
+    re-execution uses the run's setting: a leg with simulated calls then cannot re-execute. (Legs of
+    chains of hops take real data first and seldom hold a simulated value, so one leg's first roadblock
+    is made a rating of a place no data holds, answered by the simulated provider.)"""
+    place = "sim:48.404879:9.976476:cafe:Ulm%20Cafe%201"
+    rating = Toolbox(load_settings(env={}, cache_path=tmp_path / "r.sqlite")).call(
+        "maps_place_details", {"place_id": place})
+    assert rating.provenance == "simulated"
+
+    def with_a_simulated_call(i, leg):
+        if i:
+            return
+        stop = next(s for s in leg["stops"] if s["kind"] == "roadblock")
+        stop["tool_chain"] = [{"tool": "maps_place_details", "args": {"place_id": place}, "output_key": "rating",
+                               "extract": "rating", "aar_args": None}]
+        leg["trace"] = [t for t in leg["trace"] if t["stop"] != stop["index"]] + [{
+            "stop": stop["index"], "step": 0, "tool": "maps_place_details", "args": {"place_id": place},
+            "response": rating.response_json, "provenance": "simulated", "served_from": "toolbox",
+            "value": rating.data["rating"]}]
+        leg["trace"].sort(key=lambda t: (t["stop"], t["step"]))
+    strict = copy_with(runs["easy"], tmp_path / "strict", with_a_simulated_call)
     info = json.loads((strict / "run.json").read_text())
     info["params"]["no_simulated"] = True
     (strict / "run.json").write_text(json.dumps(info))

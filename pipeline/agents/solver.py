@@ -33,6 +33,7 @@ from pipeline.execute import (
     countries_named,
     finalize_number,
     get_path,
+    nearest_is_one,
     parse_number,
     resolve_args,
 )
@@ -347,6 +348,7 @@ class Solver:
             try:
                 args = resolve_args(spec, {stop_of[i]: v for i, v in refs.items()}, outputs)
                 data = self.call(n, step["tool"], args)
+                nearest_is_one(data, step["extract"])   # two at one distance: "the nearest" has two readings
                 if not ordered and picks_from_a_longer_list(data, step["extract"]):
                     raise Ambiguous(f"clue {n}: {name} takes one item of a list whose order the clue does not state",
                                     [name])

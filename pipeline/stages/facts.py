@@ -99,6 +99,8 @@ def prose_facts(page: Page, cross_section: bool) -> list[Fact]:
             nums = numbers_in(sentence)
             if not 1 <= len(nums) <= 3 or doubtful_numbers(sentence):
                 continue   # "one of the five pillars ... 29 to 30 days": readers count its numbers differently
+            if len(nums) > 1 and re.search(r"\d\s(?:thousand|million|billion|trillion)\b", sentence):
+                continue   # "13 million people ... 1.3 billion": 13 or 13,000,000 where asked by rank?
             for idx, raw in enumerate(nums):
                 value = parse_number(raw)
                 if not _is_informative_number(value) or value != int(value):

@@ -63,8 +63,10 @@ def titles_named(text: str, ctx: StageContext, limit: int = 1000) -> list[str]:
         title = " ".join(match)
         following = words[i + len(match)] if i + len(match) < len(words) else ""
         preceding = words[i - 1] if i else ""
+        linked_to = words[i - 2] if i >= 2 and preceding in ("of", "de", "du", "del") else ""
         if (following[:1].isupper() and not words[i + len(match) - 1].endswith(".")) or (
-                preceding[:1].isupper() and not preceding.endswith(".") and preceding not in NOT_NAMES | {"The"}):
+                preceding[:1].isupper() and not preceding.endswith(".") and preceding not in NOT_NAMES | {"The"}) or (
+                linked_to[:1].isupper() and linked_to not in NOT_NAMES | {"The"}):   # "Edict of Nantes", "Sea of Crete"
             i += 1   # part of a longer name ("Second" in "Second World War", "Southeast Asia" in "Maritime
             continue  # Southeast Asia"): not a mention of the page
         if title not in found and title in ctx.store:
@@ -131,8 +133,8 @@ def _unpaged_namesake(sentence: str, title: str, kind: str) -> bool:
     ("Bafing River" where the clue asks for the river)? A reader could take that one."""
     noun = noun_of(kind)
     rest = sentence.replace(title, " ")
-    return bool(re.search(rf"(?:\b[A-Z][\w'-]+\s+{noun.capitalize()}s?\b|\b{noun.capitalize()}s?\s+(?:of\s+)?[A-Z])",
-                          rest))
+    return bool(re.search(rf"(?:\b[A-Z][\w'-]+\s+(?:{noun.capitalize()}|{noun})s?\b|\b{noun.capitalize()}s?\s+(?:of\s+)?[A-Z])",
+                          rest))   # "Bafing River", "the Central-West region", "River of Grass"
 
 
 def infobox_hops(page, ctx: StageContext) -> list[Hop]:

@@ -226,7 +226,8 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
     if MISSED_CUT.search(sentence):
         return []   # a reader sees two sentences here: neither rank nor first words say which one is meant
     counted = f"the {ordinal(k + 1)} sentence"
-    safe = k < MAX_COUNTED and not any(DOUBTFUL_CUT.search(s) or MISSED_CUT.search(s) for s in sentences[:k])
+    doubtful = any(DOUBTFUL_CUT.search(s) or MISSED_CUT.search(s) for s in sentences[:k])
+    safe = k < MAX_COUNTED and not doubtful
     refs = [counted] if safe else []
     words = sentence.split(" ")
     for n in range(3, 6):
@@ -239,7 +240,8 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
         if sum(words_begin(s, opening) for s in sentences) == 1:
             refs.append(f'the sentence that begins with the words "{opening}"')
             break
-    return refs if safe else refs + [counted]
+    # far down, the rank is a last resort; past a cut a reader may not count ("Pearl S. Buck"), never
+    return refs if safe or doubtful else refs + [counted]
 
 
 def sentence_places(ex: Extraction, page: dict, names: list[str]) -> list[tuple[str, str]]:
