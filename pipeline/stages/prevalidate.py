@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pipeline import expressions
 from pipeline.execute import StopFailed, run_stop
-from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, Leg
+from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, FactSpec, Leg
 from pipeline.stages.base import Rejected, StageContext, consumers, reindex, rng_for, value_inputs
+from pipeline.stages.facts import page_facts
 from pipeline.tools.registry import absorbed
 
 
@@ -27,6 +28,27 @@ def compose_finish(leg: Leg, stage: str) -> None:
     finish.expression, finish.value, finish.depends_on = expr, y, sinks
     finish.operation = kind
     finish.description = f"reduce to one digit: {kind}"
+
+
+def _forkable(stop) -> bool:
+    return bool(stop.fact and stop.fact.role in ("place", "country"))
+
+
+def _to_number(leg: Leg, stop, ctx: StageContext) -> bool:
+    """Give a page stop a number of its page instead of its text fact (the first the page offers at the
+    modes the build read it with); False when the page has none."""
+    page = ctx.page(stop.page_title)
+    modes = ctx.presets[leg.level].extraction
+    if stop.index:   # a page reached by a hop may give a sentence's fact (plan.hop_modes)
+        modes = tuple(sorted(set(modes) | {"prose"}))
+    numbers = [f for f in page_facts(page, modes) if f.value_type == "number"] if page else []
+    if not numbers:
+        return False
+    fact = numbers[0]
+    stop.extraction, stop.value, stop.value_type = fact.extraction, fact.value, "number"
+    stop.fact = FactSpec(role="number", label=fact.label, unit=fact.unit)
+    stop.description = fact.label
+    return True
 
 
 def run(leg: Leg, ctx: StageContext) -> Leg:
@@ -74,6 +96,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     # a page stop holding text (a place, a country, a date) must feed a kept stop, else it goes
     fed = {j for i in keep for j in value_inputs(leg.stops[i])}
     unfed = [i for i in keep if leg.stops[i].value_type != "number" and i not in fed]
+    # a page a later page hops from stays on the chain (issue 21): its text fact gives way to a number of
+    # the same page, which goes to the finish line (a DAG leg's place or country may wait for a diamond)
+    sources = {s.transition.from_stop for s in leg.stops if s.transition and s.transition.relation}
+    for i in [i for i in unfed if i in sources and (leg.variant != "dag" or not _forkable(leg.stops[i]))]:
+        if _to_number(leg, leg.stops[i], ctx):
+            unfed.remove(i)
     keep = [i for i in keep if i not in unfed]
     preset = ctx.presets[leg.level]
     if leg.variant == "dag":  # a place or country nothing consumes yet may still be forked by a diamond
