@@ -59,8 +59,8 @@ def kind_of(description: str | None) -> str | None:
     # a page without a short description shows its first sentence: "Alabama is a state located in ..."
     text = re.sub(r"^[^,]*?\b(?:is|was|are|were)\s+(?:an?|the|one of the)\s+", "", text)
     # "Political and economic union of 27 states": two modifiers joined by "and" before one noun
-    text = re.sub(r"^([A-Z][a-z]+) (?:and|or) ([a-z]+ (?!(?:of|in|on|from|for|at|by|with|and)\b)[a-z]+)\b", r"\1-\2",
-                  text)
+    text = re.sub(r"\b([A-Za-z]+) (?:and|or) ([a-z]+ (?!(?:of|in|on|from|for|at|by|with|and)\b)[a-z]+)\b", r"\1-\2",
+                  text, count=1)
     head = _HEAD_CUT.split(text, maxsplit=1)[0].strip()
     head = re.sub(r"^(?:An?|The|One)\s+", "", head, flags=re.IGNORECASE)   # "A subregion of ..."
     if re.match(r"^[A-Za-z]+ing\b", head) and not re.match(r"^(?:building|painting|kingdom|ring|spring)\b", head,

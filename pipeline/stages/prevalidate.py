@@ -96,10 +96,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     # a page stop holding text (a place, a country, a date) must feed a kept stop, else it goes
     fed = {j for i in keep for j in value_inputs(leg.stops[i])}
     unfed = [i for i in keep if leg.stops[i].value_type != "number" and i not in fed]
-    # a page a later page hops from stays on the chain (issue 21): its text fact gives way to a number of
-    # the same page, which goes to the finish line (a DAG leg's place or country may wait for a diamond)
-    sources = {s.transition.from_stop for s in leg.stops if s.transition and s.transition.relation}
-    for i in [i for i in unfed if i in sources and (leg.variant != "dag" or not _forkable(leg.stops[i]))]:
+    # every page of a chain stays on it (issue 21: a dropped page breaks the chain or leaves too few hops):
+    # its unconsumed text fact gives way to a number of the same page, which goes to the finish line (a
+    # DAG leg's place or country may wait for a diamond)
+    chained = leg.plan is not None and bool(leg.plan.relations)
+    for i in [i for i in unfed if chained and leg.stops[i].kind == ROUTE_INFO
+              and (leg.variant != "dag" or not _forkable(leg.stops[i]))]:
         if _to_number(leg, leg.stops[i], ctx):
             unfed.remove(i)
     keep = [i for i in keep if i not in unfed]
