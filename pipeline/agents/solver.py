@@ -365,7 +365,7 @@ class Solver:
         for name, template in sorted(self._templates.items()):
             ranges = {k for k, v in template.get("params", {}).items() if isinstance(v, str)}
             head = re.escape(template["value"])
-            head = re.sub(r"\\\{in(\d)\\\}", rf"the {ROLE_WORDS} from clue (\\d+)", head)
+            head = re.sub(r"\\\{in(\d)\\\}", rf"the {ROLE_WORDS} (?:from clue|that clue) (\\d+)(?: asks for)?", head)
             head = re.sub(r"\\\{(\w+)\\\}", functools.partial(_param_pattern, ranges), head)
             m = re.fullmatch("Find " + head + r"\.", text)
             if not m:
@@ -380,7 +380,7 @@ class Solver:
                 for k, i in enumerate(inputs):
                     fields[f"in{k}"] = f"§{i}"
                 wording = re.escape("Find " + template["value"].format(**fields) + ".")
-                wording = re.sub(r"§(\d+)", rf"the {ROLE_WORDS} from clue \1", wording)
+                wording = re.sub(r"§(\d+)", rf"the {ROLE_WORDS} (?:from clue \1|that clue \1 asks for)", wording)
                 if re.fullmatch(wording, text):
                     yield name, template, inputs, params
 

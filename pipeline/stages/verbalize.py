@@ -494,7 +494,9 @@ def input_phrase(leg: Leg, i: int) -> str:
     word = s.fact.role if s.kind == ROUTE_INFO and s.fact else "number"
     if s.kind == ROUTE_INFO and s.value_type == "number":
         word = "number"
-    return f"the {ROLE_WORD.get(word, 'number')} from clue {i + 1}"
+    # "that clue 10 asks for", not "from clue 10": clue 10 may go to a country's page and ask for another
+    # country there (a racer took the page's country for it)
+    return f"the {ROLE_WORD.get(word, 'number')} that clue {i + 1} asks for"
 
 
 def clue_for(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageContext) -> str:
@@ -528,7 +530,7 @@ def _template_patterns() -> list[tuple[str, re.Pattern]]:
     out = []
     for name, t in sorted(roadblock_templates().items()):
         pattern = re.escape(t["value"])
-        pattern = re.sub(r"\\\{in\d\\\}", r"the \\w+ from clue (\\d+)", pattern)
+        pattern = re.sub(r"\\\{in\d\\\}", r"the \\w+ (?:from clue|that clue) (\\d+)(?: asks for)?", pattern)
         pattern = re.sub(r"\\\{\w+\\\}", r".+?", pattern)
         out.append((name, re.compile("^Find " + pattern + r"\.$")))
     return out
