@@ -89,7 +89,7 @@ def test_routes_spread_over_the_snapshot(ctx):
                 after_seed += leg.plan.route[1:]
                 break
     assert len(after_seed) >= 60
-    assert len(set(after_seed)) / len(after_seed) >= 0.6
+    assert len(set(after_seed)) / len(after_seed) >= 0.5   # measured 59-72% (issue 14's routes: 29%)
     assert max(after_seed.count(t) for t in after_seed) <= 6
 
 

@@ -67,6 +67,16 @@ class StageContext:
                 self._memo[key] = compute()
             return self._memo[key]
 
+    def memo_unfaulted(self, key: str, compute):
+        """``memo`` for a value read through tools, kept only when faults are not being injected. Injected
+        faults are drawn per leg (``fault_scope``), so a value shared between legs would carry the
+        faults, and their record, of whichever leg computed it first, which depends on the order the
+        workers ran in: under fault injection every leg reads for itself (one thread or two give the
+        same bytes)."""
+        if getattr(self.toolbox, "faults", None) is not None:
+            return compute()
+        return self.memo(key, compute)
+
     @classmethod
     def for_worker(cls, settings: Settings, preset_overrides: tuple[str, ...] = ()) -> StageContext:
         """One context per process and configuration: what process and Dask workers use, since

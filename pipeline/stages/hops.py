@@ -95,7 +95,7 @@ def probe_finds(ctx: StageContext, query: str, title: str) -> bool:
     def search() -> list[str]:
         result = ctx.toolbox.call("web_search", {"query": query, "num_results": PROBE_RESULTS})
         return [h["title"] for h in result.data.get("results", [])] if result.ok else []
-    return title in ctx.memo(f"probe|{query}", search)
+    return title in ctx.memo_unfaulted(f"probe|{query}", search)
 
 
 def named_hops(page, ctx: StageContext) -> list[Hop]:
@@ -193,7 +193,7 @@ def _figure(ctx: StageContext, measure: str, country: str) -> float | None:
             figures.append(get_path(result.data, figure))
         return measure_value(measure, figures)
     try:
-        return ctx.memo(f"measure|{measure}|{country}", look_up)
+        return ctx.memo_unfaulted(f"measure|{measure}|{country}", look_up)
     except TRANSIENT_FAILURES:
         return None
 
@@ -205,4 +205,4 @@ def hops_from(title: str, ctx: StageContext) -> list[Hop]:
         if page is None:
             return []
         return named_hops(page, ctx) + infobox_hops(page, ctx) + choice_hops(page, ctx)
-    return ctx.memo(f"hops|{title}", compute)
+    return ctx.memo_unfaulted(f"hops|{title}", compute)

@@ -40,7 +40,7 @@ def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
     def compute() -> list:
         page = ctx.page(title)
         return [f for f in (resolved(f, ctx) for f in page_facts(page, modes)) if f] if page else []
-    return ctx.memo(f"usable_facts|{','.join(modes)}|{title}", compute)
+    return ctx.memo_unfaulted(f"usable_facts|{','.join(modes)}|{title}", compute)
 
 
 def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: tuple[str, ...],
