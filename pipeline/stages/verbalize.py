@@ -329,7 +329,7 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
     (the page must be walked to, and read). When every such wording has the value turn up only in other pages'
     snippets, the first of those is taken and its clue number noted in the leg's metadata
     (``snippet_coincidences``). Rejected, with the reasons, when no wording qualifies."""
-    from pipeline.agents.solver import Ambiguous, Solver, Unsolvable, fits, readings_of, search_words
+    from pipeline.agents.solver import Solver, Unsolvable, fits, search_words
     t = stop.transition
     if t is not None and t.relation is not None and stop.index:
         return hop_clue(leg, stop, names, variant, ctx)
@@ -384,13 +384,8 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
                 continue
             if ELSEWHERE in exposure and coincidental is not None:
                 continue
-            try:
-                readings = readings_of(stop.index + 1, reached, ask, solver.country_teller(stop.index + 1))
-            except Ambiguous as exc:
-                problems.append(f"{ask[:60]!r}: {exc}")
-                continue
-            if readings != {page["url"]: stop.value}:
-                problems.append(f"{text[:60]!r}: the solver reads {readings or 'nothing'}")
+            if misread := _misread(solver, stop.index + 1, reached, ask, page, stop.value):
+                problems.append(misread)
                 continue
             if ELSEWHERE not in exposure:
                 return text
@@ -404,6 +399,16 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
                        f"its answer {stop.value!r} (a page reached by search needs a fact its snippet does not show)")
     raise Rejected(f"verbalize: no wording of clue {stop.index + 1} is walkable and unambiguous "
                    f"({len(problems)} tried: {'; '.join(problems[:3])})")
+
+
+def _misread(solver, n: int, reached: list[dict], ask: str, page: dict, value) -> str | None:
+    """Why the solver does not read ``ask`` on the reached pages as this page's value (None: it does)."""
+    from pipeline.agents.solver import Ambiguous, readings_of
+    try:
+        readings = readings_of(n, reached, ask, solver.country_teller(n))
+    except Ambiguous as exc:
+        return f"{ask[:60]!r}: {exc}"
+    return None if readings == {page["url"]: value} else f"{ask[:60]!r}: the solver reads {readings or 'nothing'}"
 
 
 def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:
@@ -428,7 +433,7 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
     question, which it must read to this value; no wording whose words a search answers (the skip
     probe: the page among the top ten results of a search for the clue's words) or that names,
     quotes or states what it asks."""
-    from pipeline.agents.solver import Ambiguous, Solver, Unsolvable, readings_of
+    from pipeline.agents.solver import Ambiguous, Solver, Unsolvable
     from pipeline.stages.hops import probe_finds
     solver = Solver(ctx.toolbox)
     n, origin_url = stop.index + 1, leg.stops[stop.transition.from_stop].page_url
@@ -466,13 +471,8 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
             if PAGE in exposure:
                 problems.append(f"a search for {text[:60]!r}{SHOWN}")
                 continue
-            try:
-                readings = readings_of(n, reached, ask, solver.country_teller(n))
-            except Ambiguous as exc:
-                problems.append(f"{ask[:60]!r}: {exc}")
-                continue
-            if readings != {page["url"]: stop.value}:
-                problems.append(f"{ask[:60]!r}: the solver reads {readings or 'nothing'}")
+            if misread := _misread(solver, n, reached, ask, page, stop.value):
+                problems.append(misread)
                 continue
             if ELSEWHERE not in exposure:
                 return text
