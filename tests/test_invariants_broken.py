@@ -329,6 +329,12 @@ def test_3_a_live_answer_is_checked_against_the_trace_only(legs, checker):
     entry.response = canonical_json(data)
     result = checker.check(leg)
     assert result.errors == [] and result.trace_only == 1 and result.reexecuted == len(leg.trace) - 1
+    second = leg.trace[0]
+    page = json.loads(second.response)
+    page["provenance"] = second.provenance = "live"
+    second.response = canonical_json(page)
+    assert checker.check(leg).trace_only == 2
+    second.provenance, second.response = "snapshot", canonical_json({**page, "provenance": "snapshot"})
     entry.provenance = "live"
     entry.response = canonical_json({**data, "provenance": "offline-data"})
     assert "says provenance 'offline-data', the trace entry 'live'" in checker.check(leg).errors[0]
@@ -578,3 +584,156 @@ def test_summarize_counts_the_legs_that_hold_each_invariant():
     results = [{"1_dag": [], "2_counts": ["x"]}, {"1_dag": ["y"], "2_counts": []}, {"1_dag": []}]
     assert inv.summarize(results) == {"1_dag": 2, "2_counts": 2}
     assert list(inv.summarize([{"b": []}, {"a": ["z"]}])) == ["a", "b"]
+
+
+# ---- what benchmarks/mutation.py found untested: several faults at once, replay bookkeeping ---------
+def test_1_every_diamond_is_checked_not_only_the_first_broken_one(legs, ctx):
+    leg = a_leg(legs, has_diamond, "a diamond")
+    branches, merge = diamond_parts(leg)
+    extra = next(s for s in leg.stops if s.kind == ROADBLOCK and s.diamond is None and s.index < merge.index)
+    extra.diamond, extra.diamond_role = 2, "branch"       # a second diamond with one branch and no merge
+    merge.expression = f"s{branches[0].index} + s{branches[0].index}"
+    errors = inv.check_dag(leg, preset(ctx, leg, diamonds=(1, 2)))
+    assert sorted(errors) == ["diamond 1: merge does not combine both branches", "diamond 2: 1 branches and 0 merges"]
+
+
+def test_7_every_page_stop_is_checked_after_one_fails(legs, ctx):
+    leg = a_leg(legs, lambda leg: len(page_stops(leg)) > 2, "three page stops")
+    first, second, third = page_stops(leg)[:3]
+    first.page_url = "https://en.wikipedia.org/wiki/No_such_page_in_the_snapshot_at_all"
+    second.extraction.sentence = "A sentence the page does not have."
+    third.value = "forged"
+    errors = inv.check_page_facts(leg, lambda url: fetch(ctx, url))
+    assert [e.split(":")[0] for e in errors] == [f"stop {s.index}" for s in (first, second, third)]
+
+
+def test_7_an_infobox_date_is_compared_as_a_date(legs, ctx):
+    from pipeline.model import Extraction
+    from pipeline.snapshot.page import title_to_url
+    leg = a_leg(legs)
+    stop = page_stops(leg)[0]
+    stop.page_url, stop.extraction, stop.value_type = title_to_url("Ray Charles"), Extraction("infobox", field="born"), "date"
+    stop.value = "1930-09-23"
+    assert inv.check_page_facts(leg, lambda url: fetch(ctx, url)) == []
+    stop.value = "1930-09-24"
+    assert inv.check_page_facts(leg, lambda url: fetch(ctx, url)) == [
+        f"stop {stop.index}: page gives '1930-09-23', leg says '1930-09-24'"]
+
+
+def place_leg(chain, trace):
+    """A by-hand leg: page stop 0 is about a place ("Basra, Cairo"), stop 1 runs ``chain`` on it."""
+    from pipeline.model import FactSpec, Leg, Stop, ToolStep
+    steps = [ToolStep(tool, args, "out", "") for tool, args in chain]
+    stops = [Stop(0, ROUTE_INFO, "a place", value="Basra, Cairo", fact=FactSpec("place", "the place")),
+             Stop(1, ROADBLOCK, "on it", depends_on=[0], tool_chain=steps)]
+    return Leg("l", "easy", "linear", 0, "S", "u", stops=stops,
+               trace=[TraceEntry(1, j, tool, {}, json.dumps(response), "offline-data") for j, tool, response in trace])
+
+
+def test_8_every_step_of_a_chain_is_checked():
+    near = ("maps_search_places", {"location": {"$stop": 0}})
+    geocode = ("maps_geocode", {"address": {"$stop": 0}})
+    listed = {"partial_match": True}
+    # a step that is not a place lookup, then one that is
+    assert len(inv.check_places(place_leg([near, geocode], [(0, "maps_search_places", {}),
+                                                            (1, "maps_geocode", listed)]))) == 1
+    # an untraced lookup (nothing to check), then a traced one
+    assert len(inv.check_places(place_leg([geocode, geocode], [(1, "maps_geocode", listed)]))) == 1
+    # only a page's place fact is a place stop: the same value from a roadblock is not checked
+    leg = place_leg([geocode], [(0, "maps_geocode", listed)])
+    assert len(inv.check_places(leg)) == 1
+    leg.stops[0].kind = ROADBLOCK
+    assert inv.check_places(leg) == []
+
+
+def test_5_page_names_in_any_case_and_a_riddle_without_clues(legs, ctx):
+    leg = a_leg(legs, lambda leg: len(page_stops(leg)) > 1, "two page stops")
+    names = forbidden_names(leg, ctx)
+    title = page_stops(leg)[1].page_title
+    leg.clues[1].text += f" You may find it on the page {title.upper()}."
+    assert f"the riddle names the page {title!r}" in inv.check_riddle(leg, names)
+    leg.clues = []
+    assert inv.check_riddle(leg, names) == ["the riddle does not have exactly one numbered clue per stop"]
+
+
+def test_first_difference_and_machine_fields_by_hand():
+    a, b = "a" * 30 + "X" + "b" * 30, "a" * 30 + "Y" + "b" * 30
+    assert inv._first_difference(a, b) == (f"at character 30: trace {'a' * 20 + 'X' + 'b' * 19!r}, "
+                                           f"now {'a' * 20 + 'Y' + 'b' * 19!r}")
+    assert inv._first_difference("abc", "abcd") == "at character 3: trace 'abc', now 'abcd'"
+    assert inv._without('{"a": 1, "isolation": "bwrap"}', ("isolation",)) == {"a": 1}
+    assert inv._without("[1, 2]", ("isolation",)) == [1, 2]
+    assert inv._without("not json", ("isolation",)) is None
+
+
+def test_trace_checks_add_up():
+    total = inv.TraceCheck(errors=["kept"], reexecuted=1, trace_only=2, from_cache=3, notes=["n1"])
+    total.add(inv.TraceCheck(errors=["not added"], reexecuted=10, trace_only=20, from_cache=30, notes=["n2"]))
+    assert (total.errors, total.reexecuted, total.trace_only, total.from_cache, total.notes) == (
+        ["kept"], 11, 22, 33, ["n1", "n2"])
+
+
+class FakeToolbox:
+    """Answers every call with one response (or misses, as a replay cache without it)."""
+
+    def __init__(self, response: dict | None):
+        self.response, self.calls = response, 0
+
+    def call(self, name, args):
+        from pipeline.cache import canonical_json
+        from pipeline.tools.registry import ReplayMiss, ToolResult
+        self.calls += 1
+        if self.response is None:
+            raise ReplayMiss(name)
+        return ToolResult(name, args, True, self.response, canonical_json(self.response), "cache")
+
+
+def one_call_leg(tool: str, response: dict, provenance: str = "offline-data"):
+    from pipeline.cache import canonical_json
+    from pipeline.model import Leg
+    return Leg("l", "easy", "linear", 0, "S", "u",
+               trace=[TraceEntry(0, 0, tool, {"x": 1}, canonical_json(response), provenance)])
+
+
+def test_replay_answers_from_the_cache_first_and_notes_machine_differences():
+    sandbox = {"stdout": "4", "isolation": "bwrap", "source": "python 3.11", "provenance": "offline-data"}
+    leg = one_call_leg("python_execute_code", sandbox)
+    # the first replay cache misses, the second has it: answered from the cache, never re-executed
+    check = inv.TraceCheck()
+    offline = FakeToolbox(sandbox)
+    answers = inv._TraceAnswers(leg, offline, [FakeToolbox(None), FakeToolbox(sandbox)], check)
+    assert answers.call("python_execute_code", {"x": 1}).data == sandbox
+    assert (check.from_cache, check.reexecuted, offline.calls, check.errors) == (1, 0, 0, [])
+    # another machine: same answer under another isolation, a note and no error
+    check = inv.TraceCheck()
+    other = {**sandbox, "isolation": "unshare"}
+    inv._TraceAnswers(leg, FakeToolbox(other), [], check).call("python_execute_code", {"x": 1})
+    assert check.errors == [] and len(check.notes) == 1
+    assert check.notes[0].startswith("call 0 (stop 0 step 0, python_execute_code): same answer, other machine (at "
+                                     "character ") and "bwrap" in check.notes[0] and "unshare" in check.notes[0]
+    # another answer is an error, and so is any difference in a tool without machine fields
+    for tool, now in (("python_execute_code", {**sandbox, "stdout": "5"}), ("maps_geocode", other)):
+        check = inv.TraceCheck()
+        inv._TraceAnswers(one_call_leg(tool, sandbox), FakeToolbox(now), [], check).call(tool, {"x": 1})
+        assert check.notes == [] and len(check.errors) == 1 and "response differs from the trace" in check.errors[0]
+
+
+def test_a_live_answer_is_returned_as_traced():
+    from pipeline.cache import canonical_json
+    for response, ok in (({"lat": 1, "provenance": "live"}, True), ({"error": "down", "provenance": "live"}, False)):
+        check = inv.TraceCheck()
+        result = inv._TraceAnswers(one_call_leg("maps_geocode", response, "live"), None, [], check).call(
+            "maps_geocode", {"x": 1})
+        assert (result.tool, result.args, result.ok, result.data, result.response_json, result.served_from) == (
+            "maps_geocode", {"x": 1}, ok, response, canonical_json(response), "replay")
+        assert check.trace_only == 1
+
+
+def test_a_call_the_trace_does_not_have_is_named_with_its_arguments():
+    leg = one_call_leg("maps_geocode", {"lat": 1, "provenance": "offline-data"})
+    answers = inv._TraceAnswers(leg, FakeToolbox({"lat": 1, "provenance": "offline-data"}), [], inv.TraceCheck())
+    with pytest.raises(inv.TraceMismatch, match=r'asks maps_geocode \{"x":2\}, the trace has maps_geocode \{"x":1\}$'):
+        answers.call("maps_geocode", {"x": 2})
+    answers.call("maps_geocode", {"x": 1})
+    with pytest.raises(inv.TraceMismatch, match=r'^call 1 \(maps_geocode \{"x":1\}\) is not in the golden trace$'):
+        answers.call("maps_geocode", {"x": 1})
