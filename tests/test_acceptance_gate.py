@@ -62,3 +62,10 @@ def test_run_acceptance_needs_a_run_folder(tmp_path):
     assert run_acceptance(tmp_path) is None                       # no rejected.parquet next to it
     (tmp_path / "rejected.parquet").write_bytes(b"")
     assert run_acceptance(tmp_path / "rejected.parquet") is None  # not a legs file
+
+
+def test_solver_acceptance_of_nothing_has_no_rates():
+    from pipeline.acceptance import solver_acceptance
+    assert solver_acceptance([], [{"reason": "prevalidate: the seed stop fails"}]) == {
+        "candidates": 0, "accepted": 0, "solved": 0, "solve_rate": None, "ambiguous": 0, "unsolved": 0,
+        "wrong_answer": 0, "ambiguous_rate": None}

@@ -319,6 +319,12 @@ def test_3_trace_values_provenance_and_length(legs, checker):
     assert error.startswith("re-execution failed: call 0 (stop 0 step 0, fetch_webpage): executing the leg asks")
 
 
+def test_3_a_replay_may_be_answered_by_the_generator_s_cache(legs, checker):
+    leg = a_leg(legs)
+    result = inv.check_golden_trace(leg, checker.offline, [checker.offline])   # the cache asked first
+    assert result.errors == [] and result.from_cache == len(leg.trace) > 1 and result.reexecuted == 0
+
+
 def test_3_a_live_answer_is_checked_against_the_trace_only(legs, checker):
     leg = a_leg(legs, lambda leg: any(t.tool != "fetch_webpage" for t in leg.trace), "a tool call")
     n = next(i for i, t in enumerate(leg.trace) if t.tool != "fetch_webpage")
@@ -463,6 +469,7 @@ def test_7_a_page_not_in_the_snapshot_or_a_place_on_it_that_is_not_there(legs, c
     stop.page_url = "https://en.wikipedia.org/wiki/No_such_page_in_the_snapshot_at_all"
     assert inv.check_page_facts(leg, lambda url: fetch(ctx, url)) == [
         f"stop {stop.index}: page {stop.page_url} not in the snapshot"]
+    assert failing(leg, ctx)["7_page_facts"] == [f"stop {stop.index}: page {stop.page_url} not in the snapshot"]
 
 
 # ---- 8. a place stop gives a place-level tool one place ------------------------------------------------
@@ -677,12 +684,13 @@ class FakeToolbox:
     """Answers every call with one response (or misses, as a replay cache without it)."""
 
     def __init__(self, response: dict | None):
-        self.response, self.calls = response, 0
+        self.response, self.calls, self.asked = response, 0, []
 
     def call(self, name, args):
         from pipeline.cache import canonical_json
         from pipeline.tools.registry import ReplayMiss, ToolResult
         self.calls += 1
+        self.asked.append((name, args))
         if self.response is None:
             raise ReplayMiss(name)
         return ToolResult(name, args, True, self.response, canonical_json(self.response), "cache")
@@ -701,9 +709,11 @@ def test_replay_answers_from_the_cache_first_and_notes_machine_differences():
     # the first replay cache misses, the second has it: answered from the cache, never re-executed
     check = inv.TraceCheck()
     offline = FakeToolbox(sandbox)
-    answers = inv._TraceAnswers(leg, offline, [FakeToolbox(None), FakeToolbox(sandbox)], check)
+    cached = FakeToolbox(sandbox)
+    answers = inv._TraceAnswers(leg, offline, [FakeToolbox(None), cached], check)
     assert answers.call("python_execute_code", {"x": 1}).data == sandbox
     assert (check.from_cache, check.reexecuted, offline.calls, check.errors) == (1, 0, 0, [])
+    assert cached.asked == [("python_execute_code", {"x": 1})]
     # another machine: same answer under another isolation, a note and no error
     check = inv.TraceCheck()
     other = {**sandbox, "isolation": "unshare"}

@@ -60,6 +60,8 @@ def test_paths_and_sums():
     with pytest.raises(UnresolvedReference, match=r"^result has no 'daily\.9\.mm'$"):
         get_path(weather, "daily.9.mm")
     assert get_path({"Sum:x": 4}, "Sum:x") == 4   # only the lower-case prefix sums
+    with pytest.raises(UnresolvedReference, match=r"^result has no 'b\.\*\.c'$"):   # one level of "*" only
+        get_path({"a": [{"b": [{"c": 1}]}]}, "sum:a.*.b.*.c")
 
 
 def test_the_resolver_and_its_messages():
