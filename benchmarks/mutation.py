@@ -45,7 +45,7 @@ TARGETS = {
                          ["tests/test_invariants_broken.py", "tests/test_acceptance_gate.py",
                           "tests/test_acceptance.py::test_solver_acceptance_counts_by_hand"], needs_legs=True),
     "scoring": Target(["pipeline/scoring/*"], ["tests/test_scoring.py", "tests/test_shapley.py", "tests/test_refs.py",
-                                              "tests/test_race.py"]),
+                                              "tests/test_race.py", "tests/test_shapley_by_hand.py"]),
     "refs": Target(["pipeline/refs.py"], ["tests/test_refs.py", "tests/test_refs_by_hand.py"]),
     "sandbox": Target(["pipeline/tools/sandbox.py"],
                       ["tests/test_sandbox.py", "tests/test_sandbox_config.py", "tests/test_sandbox_python_tools.py"]),
@@ -134,7 +134,10 @@ def run_module(name: str, target: Target, work: Path, budget: float, children: i
 
 
 def figures(result: dict) -> dict:
-    every = [s for per_file in result["files"].values() for s in per_file.values()]
+    return counts([s for per_file in result["files"].values() for s in per_file.values()])
+
+
+def counts(every: list[str]) -> dict:
     killed = sum(s in KILLED for s in every)
     survived = sum(s in ("survived", "no tests") for s in every)
     run = killed + survived
@@ -166,6 +169,11 @@ def main() -> None:
         print(f"{name:<11} mutants {row['mutants']:>4}  killed {row['killed']:>4}  survived {row['survived']:>4}  "
               f"not run {row['not run']:>4}  surviving {row['% surviving']}%  ({row['seconds']} s"
               f"{'' if result['finished'] else ', budget ran out'}; log {result['log']})", flush=True)
+        if len(result["files"]) > 1:   # a package: each file's share
+            for source, per in result["files"].items():
+                part = counts(list(per.values()))
+                print(f"  {source:<38} mutants {part['mutants']:>4}  killed {part['killed']:>4}  "
+                      f"survived {part['survived']:>4}  not run {part['not run']:>4}  surviving {part['% surviving']}%")
         if args.show_survivors:
             for per in result["files"].values():
                 for mutant, status in sorted(per.items()):
