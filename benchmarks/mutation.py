@@ -37,7 +37,21 @@ class Target:
     tests: list[str]                  # pytest node ids / files run against the mutants
     needs_legs: bool = False          # the invariant tests: give them a finished run's legs
     env: dict[str, str] = field(default_factory=dict)
+    conftest: str = ""                # added to the scratch copy's tests/conftest.py
 
+
+# mutmut forks each mutant's worker from the process that ran the tests once to map them: a probe
+# cached there (sandbox._works) would never run again and its mutants would survive untested
+FRESH_PROBES = """
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _fresh_sandbox_probes():
+    from pipeline.tools import sandbox
+    sandbox._works.cache_clear()
+    yield
+"""
 
 TARGETS = {
     "invariants": Target(["pipeline/invariants.py"], ["tests/test_invariants_broken.py"], needs_legs=True),
@@ -49,7 +63,8 @@ TARGETS = {
                                               "tests/test_urls_by_hand.py"]),
     "refs": Target(["pipeline/refs.py"], ["tests/test_refs.py", "tests/test_refs_by_hand.py"]),
     "sandbox": Target(["pipeline/tools/sandbox.py"],
-                      ["tests/test_sandbox.py", "tests/test_sandbox_config.py", "tests/test_sandbox_python_tools.py"]),
+                      ["tests/test_sandbox.py", "tests/test_sandbox_config.py", "tests/test_sandbox_python_tools.py"],
+                      conftest=FRESH_PROBES),
 }
 # what the tests read besides the package (snapshot, templates, flows, the CLIs' data)
 ALSO_COPY = ["flows", "snapshots", "templates", "prompts", "tests"]
@@ -110,6 +125,9 @@ def run_module(name: str, target: Target, work: Path, budget: float, children: i
     scratch_copy(project)
     with open(project / "pyproject.toml", "a") as fh:
         fh.write(mutmut_config(target))
+    if target.conftest:
+        with open(project / "tests" / "conftest.py", "a") as fh:
+            fh.write(target.conftest)
     # mutmut puts mutants/ first on sys.path itself; a PYTHONPATH naming it before it exists would be
     # cached by the import system as "no such directory" and the tests would import the unmutated code
     env = {k: v for k, v in {**os.environ, **target.env}.items() if k != "PYTHONPATH"}
