@@ -63,7 +63,8 @@ TARGETS = {
                                               "tests/test_urls_by_hand.py"]),
     "refs": Target(["pipeline/refs.py"], ["tests/test_refs.py", "tests/test_refs_by_hand.py"]),
     "sandbox": Target(["pipeline/tools/sandbox.py"],
-                      ["tests/test_sandbox.py", "tests/test_sandbox_config.py", "tests/test_sandbox_python_tools.py"],
+                      ["tests/test_sandbox.py", "tests/test_sandbox_config.py", "tests/test_sandbox_python_tools.py",
+                       "tests/test_sandbox_by_hand.py"],
                       conftest=FRESH_PROBES),
 }
 # what the tests read besides the package (snapshot, templates, flows, the CLIs' data)
