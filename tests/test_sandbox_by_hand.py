@@ -13,8 +13,8 @@ TAIL = ("install bubblewrap (Debian package 'bubblewrap') or run as root for uns
 
 @pytest.mark.parametrize("present, works, root, why", [
     ({"bwrap", "unshare", "setpriv"}, {"bwrap": False, "unshare": False}, True,
-     "bwrap cannot create namespaces here or cannot start the interpreter; "
-     "unshare cannot create namespaces here or cannot start the interpreter"),
+     ("bwrap cannot create namespaces here or cannot start the interpreter; "
+     "unshare cannot create namespaces here or cannot start the interpreter")),
     (set(), {}, True, "bwrap not installed; unshare/setpriv (util-linux) not installed"),
     ({"unshare"}, {}, True, "bwrap not installed; unshare/setpriv (util-linux) not installed"),
     ({"setpriv"}, {}, False, "bwrap not installed; not root (unshare mode)"),
