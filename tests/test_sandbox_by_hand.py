@@ -30,3 +30,32 @@ def test_missing_sandbox_message_says_what_is_missing(monkeypatch, present, work
 def test_under():
     assert sandbox._under("/usr", "/usr") and sandbox._under("/usr/lib", "/usr") and sandbox._under("/usr/lib", "/usr/")
     assert not sandbox._under("/usrlocal", "/usr") and not sandbox._under("/", "/usr")
+
+
+@pytest.mark.parametrize("present, works, available", [
+    (set(), set(), ["none"]),
+    ({"bwrap", "unshare"}, {"unshare"}, ["unshare", "none"]),
+    ({"unshare"}, {"bwrap", "unshare"}, ["unshare", "none"]),      # a probe that works needs the tool too
+    ({"bwrap", "unshare"}, {"bwrap", "unshare"}, ["bwrap", "unshare", "none"]),
+])
+def test_available_isolations(monkeypatch, present, works, available):
+    monkeypatch.setattr(sandbox, "_tool_present", lambda isolation: isolation in present)
+    monkeypatch.setattr(sandbox, "_works", lambda isolation: isolation in works)   # "none" needs no probe
+    assert sandbox.available_isolations() == available
+    assert sandbox.best_isolation() == available[0]
+    assert sandbox.isolation_available() is (available[0] != "none")
+    if available[0] == "none":
+        with pytest.raises(sandbox.SandboxUnavailable):
+            sandbox.choose_isolation()
+        assert sandbox.choose_isolation(allow_unisolated=True) == "none"
+    else:
+        assert sandbox.choose_isolation() == available[0]
+
+
+def test_a_probe_shows_nothing_and_reads_nothing(capfd):
+    import sys
+    assert sandbox._probe([sys.executable, "-c", ("import sys; print('out'); print('err', file=sys.stderr); "
+                                             "sys.exit(0 if sys.stdin.read() == '' else 1)")])
+    assert capfd.readouterr() == ("", "")
+    assert not sandbox._probe([sys.executable, "-c", "raise SystemExit(3)"])
+    assert not sandbox._probe(["/no/such/program"])
