@@ -41,7 +41,8 @@ class Target:
 
 
 # mutmut forks each mutant's worker from the process that ran the tests once to map them: a probe
-# cached there (sandbox._works) would never run again and its mutants would survive untested
+# cached there (sandbox._works, urls._page_key_cached) would never run again and its mutants would
+# survive untested: the scratch copy's tests clear those caches before each test
 FRESH_PROBES = """
 import pytest
 
@@ -53,6 +54,21 @@ def _fresh_sandbox_probes():
     yield
 """
 
+FRESH_SCORING_CACHES = """
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _fresh_scoring_caches():
+    from pipeline.scoring import matching, urls
+    urls._page_key_cached.cache_clear()
+    for name in dir(matching):
+        cached = getattr(matching, name)
+        if hasattr(cached, "cache_clear"):
+            cached.cache_clear()
+    yield
+"""
+
 TARGETS = {
     "invariants": Target(["pipeline/invariants.py"], ["tests/test_invariants_broken.py"], needs_legs=True),
     "acceptance": Target(["pipeline/acceptance.py"],
@@ -60,7 +76,7 @@ TARGETS = {
                           "tests/test_acceptance.py::test_solver_acceptance_counts_by_hand"], needs_legs=True),
     "scoring": Target(["pipeline/scoring/*"], ["tests/test_scoring.py", "tests/test_shapley.py", "tests/test_refs.py",
                                               "tests/test_race.py", "tests/test_shapley_by_hand.py",
-                                              "tests/test_urls_by_hand.py"]),
+                                              "tests/test_urls_by_hand.py"], conftest=FRESH_SCORING_CACHES),
     "refs": Target(["pipeline/refs.py"], ["tests/test_refs.py", "tests/test_refs_by_hand.py"]),
     "sandbox": Target(["pipeline/tools/sandbox.py"],
                       ["tests/test_sandbox.py", "tests/test_sandbox_config.py", "tests/test_sandbox_python_tools.py",

@@ -70,6 +70,8 @@ def test_pairwise_consistency_by_hand():
     expected = sum(np.sign(a[x] - a[y]) == np.sign(b[x] - b[y]) for x, y in pairs) / len(pairs)
     assert pairwise_consistency(a, b) == pytest.approx(expected)
     assert pairwise_consistency({"x": 1.0, "y": 1.0}, {"x": 1.0, "y": 1.5}) == 0.0     # a tie is not an order
+    assert pairwise_consistency({"x": 1.0, "y": 1.0}, {"x": 1.5, "y": 1.0}) == 0.0
+    assert pairwise_consistency({"x": 1.0, "y": 0.5}, {"x": 3.0, "y": 0.0}) == 1.0     # small and large gaps
     assert pairwise_consistency({"x": 1.0, "y": 1.0}, {"x": 2.0, "y": 2.0}) == 1.0     # two ties agree
     assert pairwise_consistency({"x": 0.5, "y": 1.0}, {"x": 0.0, "y": 1.0}) == 1.0
     assert pairwise_consistency({"x": 1.0, "y": 0.5}, {"x": 1.0, "y": 0.0}) == 1.0
