@@ -103,11 +103,19 @@ def test_a_riddle_that_leads_nowhere_fails_instead_of_guessing(ctx, tmp_path):
         assert f"clue {clue.number}" in solution.reason
         tried += 1
     # a wrong seed: the first clue reads another page, and the solver does not pretend otherwise
+    # (it reads clue 1 on the page it was given, or fails there; the leg's own seed is never used)
     leg = result.accepted[0]
+    right = solve(RiddleView(riddle=leg.riddle, seed_url=leg.seed_url), ctx.toolbox)
+    assert right.solved and right.answer == leg.passcode and right.pages[1] == leg.seed_url
     other = Toolbox(load_settings()).call("fetch_webpage", {"url": title_to_url("Andorra")}).data
+    assert other["url"] != leg.seed_url
     solution = solve(RiddleView(riddle=leg.riddle, seed_url=other["url"]), ctx.toolbox)
-    assert not (solution.solved and solution.pages.get(1) == leg.seed_url)
-    assert tried or result.accepted
+    assert leg.seed_url not in solution.pages.values()
+    if 1 in solution.pages:
+        assert solution.pages[1] == other["url"]
+    else:
+        assert solution.status == FAILED and solution.answer is None and solution.reason.startswith("clue 1:")
+    assert tried, "no accepted leg has a clue naming a sentence by position: the 999th-sentence check never ran"
 
 
 def test_infobox_answers_are_read_as_an_agent_would_copy_them(ctx):
