@@ -2,6 +2,8 @@
 (the cases benchmarks/mutation.py found no test for; no sandbox is started here)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from pipeline.tools import sandbox
@@ -13,8 +15,8 @@ TAIL = ("install bubblewrap (Debian package 'bubblewrap') or run as root for uns
 
 @pytest.mark.parametrize("present, works, root, why", [
     ({"bwrap", "unshare", "setpriv"}, {"bwrap": False, "unshare": False}, True,
-     ("bwrap cannot create namespaces here or cannot start the interpreter; "
-     "unshare cannot create namespaces here or cannot start the interpreter")),
+     ("bwrap cannot create namespaces here, cannot start the interpreter or fails the isolation check; "
+     "unshare cannot create namespaces here, cannot start the interpreter or fails the isolation check")),
     (set(), {}, True, "bwrap not installed; unshare/setpriv (util-linux) not installed"),
     ({"unshare"}, {}, True, "bwrap not installed; unshare/setpriv (util-linux) not installed"),
     ({"setpriv"}, {}, False, "bwrap not installed; not root (unshare mode)"),
@@ -54,8 +56,9 @@ def test_available_isolations(monkeypatch, present, works, available):
 
 def test_a_probe_shows_nothing_and_reads_nothing(capfd):
     import sys
+    here = os.getcwd()
     assert sandbox._probe([sys.executable, "-c", ("import sys; print('out'); print('err', file=sys.stderr); "
-                                             "sys.exit(0 if sys.stdin.read() == '' else 1)")])
+                                             "sys.exit(0 if sys.stdin.read() == '' else 1)")], here)
     assert capfd.readouterr() == ("", "")
-    assert not sandbox._probe([sys.executable, "-c", "raise SystemExit(3)"])
-    assert not sandbox._probe(["/no/such/program"])
+    assert not sandbox._probe([sys.executable, "-c", "raise SystemExit(3)"], here)
+    assert not sandbox._probe(["/no/such/program"], here)
