@@ -73,30 +73,6 @@ def _resolved(fact: Fact, ctx: StageContext) -> Fact | None:
 
 
 ENTITY_ROLES = ("place", "country", "date", "company", "coin")   # what roadblocks take from the route
-SEARCH_RESULTS = 5   # as many results as the solver (and verbalize) look at
-
-
-def searched_facts(page, facts: list[Fact], ctx: StageContext) -> list[Fact]:
-    """The facts a page reached by a web search can be asked for: the clue finds it by its short
-    description (``verbalize.circumlocution_options``), so a page that search does not rank in the
-    top results offers none; its subject is named by the results, and a value its own result
-    snippet shows needs no visit (``verbalize.page_clue`` rejects both)."""
-    from pipeline.stages.verbalize import value_shown
-    desc = " ".join((page.description or "").split()).rstrip(".")
-    if not desc or len(desc) > 120:
-        return []
-    def search() -> list[dict]:
-        result = ctx.toolbox.call("web_search", {"query": desc, "num_results": SEARCH_RESULTS})
-        return result.data.get("results", []) if result.ok else []
-    try:
-        hits = ctx.memo(f"description_search|{desc}", search)
-    except TRANSIENT_FAILURES as exc:   # not memoised: the next leg asks again
-        absorbed(exc, f"no fact of {page.title!r} reachable by search for this attempt")
-        return []
-    snippet = next((h.get("snippet") or "" for h in hits if h.get("title") == page.title), None)
-    if snippet is None:
-        return []
-    return [f for f in facts if f.extraction.source != "subject" and not value_shown(f.value, [snippet])]
 
 
 def _offers_entity(title: str, ctx: StageContext, preset) -> bool:
