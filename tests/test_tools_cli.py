@@ -86,7 +86,8 @@ def test_long_output_is_truncated_with_a_marker(cache_args):
     full = run_cli(*cache_args, "--max-chars", "1000000", "call", "python_execute_code", code).stdout.rstrip("\n")
     assert len(full) > 20000 and json.loads(full)["stdout"] == "y" * 20000 + "\n"
     cut = len(full) - 8000
-    assert printed == full[:8000] + f"\n[output truncated: {cut} of {len(full)} characters cut]"
+    assert printed == full[:8000] + (f"\n[output truncated: {cut} of {len(full)} characters cut; "
+                                     f"--max-chars {len(full)} before the command prints all]")
 
 
 def test_log_lines(tmp_path, cache_args):

@@ -56,7 +56,9 @@ def truncate(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     cut = len(text) - max_chars
-    return text[:max_chars] + f"\n[output truncated: {cut} of {len(text)} characters cut]"
+    # the way to the rest said where it is needed (blind racers read long pages cut before they found the flag)
+    return text[:max_chars] + (f"\n[output truncated: {cut} of {len(text)} characters cut; "
+                               f"--max-chars {len(text)} before the command prints all]")
 
 
 def _list_tools() -> int:
