@@ -261,8 +261,7 @@ def choose_country(stop: Stop, toolbox: Toolbox, trace: list[TraceEntry]) -> int
     picked = [n for n, v in values.items() if v == ranked[0]]
     if len(picked) != 1 or len(values) != len(relation.candidates):
         raise StopFailed(f"choice hop: {len(picked)} countries share the {relation.extreme} {relation.measure}")
-    if picked[0] != stop.page_title and toolbox.call("fetch_webpage", {"url": stop.page_url}).data.get("title") \
-            != _title_of(picked[0], toolbox):
+    if picked[0] != stop.page_title and _title_of(picked[0], toolbox) != stop.page_title:   # the name, resolved
         raise StopFailed(f"choice hop: the {relation.extreme} {relation.measure} is {picked[0]!r}, "
                          f"not the stop's page {stop.page_title!r}")
     return step

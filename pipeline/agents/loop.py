@@ -26,6 +26,14 @@ OVERRUN_NOTE = ("Your last reply was cut off at {n} tokens, the limit of one rep
                 "shorter: one tool call, or your final answer ending with ANSWER: <digit>.")
 
 
+async def ask_model(client, messages: list[dict], asynchronous: bool, left: float, **options) -> dict:
+    """One chat request with what is left of the trial's time (``TimeoutError`` past it): the LLM loop and
+    the modular agent's modules ask the same way."""
+    if asynchronous:
+        return await asyncio.wait_for(client.achat(messages, timeout_s=left, **options), timeout=left)
+    return client.chat(messages, timeout_s=left, **options)
+
+
 async def run_llm_loop(env: Environment, client, *, agent: str = "llm", seed: int = 0, budget: Budget | None = None,
                        asynchronous: bool = True) -> TrialResult:
     budget = budget or Budget()
@@ -48,13 +56,9 @@ async def run_llm_loop(env: Environment, client, *, agent: str = "llm", seed: in
         if result.tokens >= budget.trial_tokens:
             stop_reason = "token_limit"
             break
-        kwargs = {"tools": tools, "max_tokens": budget.max_tokens, "stop": list(budget.stop) or None,
-                  "timeout_s": left}
         try:
-            if asynchronous:
-                reply = await asyncio.wait_for(client.achat(messages, **kwargs), timeout=left)
-            else:
-                reply = client.chat(messages, **kwargs)
+            reply = await ask_model(client, messages, asynchronous, left, tools=tools, max_tokens=budget.max_tokens,
+                                    stop=list(budget.stop) or None)
         except TimeoutError:
             stop_reason = "timeout"
             break

@@ -53,7 +53,7 @@ from typing import Any
 import jinja2
 
 from pipeline.agents.environments import Entry, Environment, Observation
-from pipeline.agents.loop import OVERRUN_NOTE
+from pipeline.agents.loop import OVERRUN_NOTE, ask_model
 from pipeline.agents.trial import Budget, TrialResult
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT
@@ -263,12 +263,9 @@ async def run_modular_async(env: Environment, agent: ModularAgent, *, timeout_s:
             raise _Stop("token_limit")
         messages = render(agent.prompts_dir, role, **base, **context)
         client = agent.clients[role]
-        kwargs = {"tools": tools, "max_tokens": max_tokens, "stop": list(stop) or None, "timeout_s": left}
         try:
-            if asynchronous:
-                reply = await asyncio.wait_for(client.achat(messages, **kwargs), timeout=left)
-            else:
-                reply = client.chat(messages, **kwargs)
+            reply = await ask_model(client, messages, asynchronous, left, tools=tools, max_tokens=max_tokens,
+                                    stop=list(stop) or None)
         except TimeoutError:
             raise _Stop("timeout") from None
         except LLMError as exc:

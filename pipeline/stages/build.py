@@ -32,7 +32,7 @@ from pipeline.model import (
     Transition,
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
-from pipeline.stages.facts import Fact, page_facts
+from pipeline.stages.facts import Fact, hop_modes, page_facts
 from pipeline.tools.registry import TRANSIENT_FAILURES, absorbed
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
@@ -221,7 +221,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         page = ctx.page(title)
         if page is None:
             raise Rejected(f"build: page {title!r} is missing or malformed")
-        modes = preset.extraction if i == 0 else tuple(sorted(set(preset.extraction) | {"prose"}))   # plan.hop_modes
+        modes = preset.extraction if i == 0 else hop_modes(preset.extraction)
         facts = [r for r in (resolved(f, ctx) for f in page_facts(page, modes)) if r is not None]
         if not facts:
             raise Rejected(f"build: no usable fact on {title!r}")

@@ -181,3 +181,9 @@ def fact_parts(page: Page) -> dict[str, list[Fact]]:
 def parts_for(modes: tuple[str, ...]) -> list[str]:
     """The parts of ``fact_parts`` a level's extraction modes take."""
     return [part for part, mode, _ in _FINDERS if mode is None or mode in modes]
+
+
+def hop_modes(modes: tuple[str, ...]) -> tuple[str, ...]:
+    """The extraction modes of a page reached by a hop: the level's, and always a sentence's number or
+    country (most pages a hop reaches are lead-only: at easy's infobox-only modes few could be a stop)."""
+    return tuple(sorted(set(modes) | {"prose"}))

@@ -6,7 +6,7 @@ from pipeline.model import Leg, Plan, Relation
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, resolved
 from pipeline.stages.crawl import bridge_degree
-from pipeline.stages.facts import page_facts
+from pipeline.stages.facts import hop_modes, page_facts
 from pipeline.stages.hops import hops_from
 from pipeline.stages.llm_steps import plan_route
 
@@ -27,12 +27,6 @@ def shapes(preset) -> list[tuple[int, int, int, int]]:
 
 WALK_BUDGET = 2000
 LLM_CHAINS = 4       # chains offered to an LLM planner   # pages a chain walk may try before the attempt is given up
-
-
-def hop_modes(modes: tuple[str, ...]) -> tuple[str, ...]:
-    """The extraction modes of a page reached by a hop: the level's, and always a sentence's number or
-    country (most pages a hop reaches are lead-only: at easy's infobox-only modes few could be a stop)."""
-    return tuple(sorted(set(modes) | {"prose"}))
 
 
 def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:

@@ -7,7 +7,7 @@ from pipeline import expressions
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, FactSpec, Leg
 from pipeline.stages.base import Rejected, StageContext, consumers, reindex, rng_for, value_inputs
-from pipeline.stages.facts import page_facts
+from pipeline.stages.facts import hop_modes, page_facts
 from pipeline.tools.registry import absorbed
 
 
@@ -39,8 +39,8 @@ def _to_number(leg: Leg, stop, ctx: StageContext) -> bool:
     modes the build read it with); False when the page has none."""
     page = ctx.page(stop.page_title)
     modes = ctx.presets[leg.level].extraction
-    if stop.index:   # a page reached by a hop may give a sentence's fact (plan.hop_modes)
-        modes = tuple(sorted(set(modes) | {"prose"}))
+    if stop.index:   # a page reached by a hop may give a sentence's fact
+        modes = hop_modes(modes)
     numbers = [f for f in page_facts(page, modes) if f.value_type == "number"] if page else []
     if not numbers:
         return False
