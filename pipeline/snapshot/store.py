@@ -60,6 +60,9 @@ def title_from_url(value: str) -> str | None:
     return title or None
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE
+
+
 class SnapshotStore:
     """A snapshot directory (``manifest.json`` + ``pages.sqlite``) opened for reading."""
 
@@ -112,22 +115,34 @@ class SnapshotStore:
             self._local.conn = None
 
     # ---- lookups -----------------------------------------------------------------------------
+    def _title_maps(self) -> tuple[frozenset[str], dict[str, str], dict[str, list[str]]]:
+        """Titles, redirects (alias -> target) and titles by lower case, read once: ``resolve`` runs for
+        every name a text is checked for (hundreds of thousands in a release), one query each before."""
+        maps = getattr(self, "_maps", None)
+        if maps is None:
+            conn = self._conn()
+            titles = frozenset(r[0] for r in conn.execute("SELECT title FROM pages"))
+            redirects = dict(conn.execute("SELECT alias, target FROM redirects"))
+            lower: dict[str, list[str]] = {}
+            for title in sorted(titles):
+                lower.setdefault(title.translate(_ASCII_LOWER), []).append(title)
+            maps = self._maps = (titles, redirects, lower)
+        return maps
+
     def resolve(self, title_or_url: str) -> str | None:
         """Canonical title of the page a title or URL names (after redirects), None if absent."""
         title = title_from_url(title_or_url)
         if not title:
             return None
-        conn = self._conn()
-        if conn.execute("SELECT 1 FROM pages WHERE title = ?", (title,)).fetchone():
+        titles, redirects, lower = self._title_maps()
+        if title in titles:
             return title
-        row = conn.execute("SELECT target FROM redirects WHERE alias = ?", (title,)).fetchone()
-        if row:
-            return row[0]
+        if title in redirects:
+            return redirects[title]
         # MediaWiki titles are case-sensitive after the first letter, but a reader typing
         # "Ray charles" means the page; accept a unique case-insensitive match.
-        rows = conn.execute("SELECT title FROM pages WHERE title = ? COLLATE NOCASE ORDER BY title LIMIT 2",
-                            (title,)).fetchall()
-        return rows[0][0] if len(rows) == 1 else None
+        same = lower.get(title.translate(_ASCII_LOWER), [])
+        return same[0] if len(same) == 1 else None
 
     def get(self, title_or_url: str) -> Page | None:
         title = self.resolve(title_or_url)
@@ -189,18 +204,19 @@ class SnapshotStore:
         # join the candidates even when many longer pages outrank them on BM25 alone.
         seen = {r[0] for r in rows}
         raw_words = re.findall(r"\w+", query or "")
+        runs: list[str] = []
         for n in range(min(len(raw_words), 6), 0, -1):
             for i in range(len(raw_words) - n + 1):
                 title = self.resolve(" ".join(raw_words[i:i + n]))
-                if title is None or title in seen:
-                    continue
-                seen.add(title)
-                row = self._conn().execute(
-                    f"SELECT pages_fts.title, pages_fts.description, snippet(pages_fts, 2, '', '', '…', 24), "
-                    f"-bm25(pages_fts, {weights}) FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
-                    f"WHERE pages_fts MATCH ? AND pages.title = ?", (fts_query, title)).fetchone()
-                if row:
-                    rows.append(row)
+                if title is not None and title not in seen:
+                    seen.add(title)
+                    runs.append(title)
+        if runs:   # one query for all of them: each MATCH scores the whole index again
+            rows += self._conn().execute(
+                f"SELECT pages_fts.title, pages_fts.description, snippet(pages_fts, 2, '', '', '…', 24), "
+                f"-bm25(pages_fts, {weights}) FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
+                f"WHERE pages_fts MATCH ? AND pages.title IN ({', '.join('?' * len(runs))})",
+                (fts_query, *runs)).fetchall()
         query_words = set(words)
         scored = []
         for title, description, snippet, bm25 in rows:

@@ -233,7 +233,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         targets = sorted({l.title for l in current.links if l.in_snapshot and l.title != title})
         edges[title] = targets
         if ctx.generation.get("search_bridges"):
-            named = mentions(current, ctx)
+            named = list(_profiles(ctx)[title].named)   # ``mentions``, found once per page and context
             naming = [t for t in mentioned_by(title, ctx) if t not in named and t != page.title]
             bridges[title] = named + rng.sample(naming, min(2 * MAX_MENTIONS, len(naming)))
         else:
