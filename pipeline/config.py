@@ -45,6 +45,9 @@ class Settings:
     snapshot_dir: Path = PROJECT_ROOT / "snapshots" / "default"
     world_dir: Path = PROJECT_ROOT / "snapshots" / "world"
     cache_path: Path = PROJECT_ROOT / "data" / "cache" / "cache.sqlite"
+    # What depends only on the snapshot and the code (page profiles), computed once and kept
+    # (``StageContext.derived``): no answer comes from it, so runs with other call caches share it.
+    derived_dir: Path = PROJECT_ROOT / "data" / "cache" / "derived"
     templates_dir: Path = PROJECT_ROOT / "templates"
     prompts_dir: Path = PROJECT_ROOT / "prompts"
     default_backend: str = "offline"
@@ -121,7 +124,7 @@ def _validated(settings: Settings) -> Settings:
     return settings
 
 
-_PATH_KEYS = {"snapshot_dir", "world_dir", "cache_path", "templates_dir", "prompts_dir", "tool_log"}
+_PATH_KEYS = {"snapshot_dir", "world_dir", "cache_path", "derived_dir", "templates_dir", "prompts_dir", "tool_log"}
 _BOOL_KEYS = {"allow_simulated", "simulated_templates", "sandbox_allow_unisolated"}
 _NUMBER_KEYS = {"tool_retries": int, "tool_backoff_s": float}
 
@@ -171,6 +174,7 @@ def load_settings(
         "LEGWORK_SNAPSHOT": "snapshot_dir",
         "LEGWORK_WORLD": "world_dir",
         "LEGWORK_CACHE": "cache_path",
+        "LEGWORK_DERIVED": "derived_dir",
         "LEGWORK_TOOL_LOG": "tool_log",
         "LEGWORK_ALLOW_SIMULATED": "allow_simulated",
         "LEGWORK_SIMULATED_TEMPLATES": "simulated_templates",

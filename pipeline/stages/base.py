@@ -3,6 +3,8 @@ and re-indexing of stops (used when stages drop or insert stops)."""
 from __future__ import annotations
 
 import hashlib
+import os
+import pickle
 import random
 import threading
 from dataclasses import dataclass, field
@@ -13,6 +15,7 @@ from pipeline.catalog import LevelPreset, load_presets
 from pipeline.config import Settings
 from pipeline.model import Leg, Stop
 from pipeline.tools.registry import Toolbox
+from pipeline.versions import code_version
 
 STAGES = ("crawl", "plan", "build", "prevalidate", "link", "diamond", "golden", "verbalize")
 
@@ -66,6 +69,30 @@ class StageContext:
             if key not in self._memo:
                 self._memo[key] = compute()
             return self._memo[key]
+
+    def derived(self, name: str, compute):
+        """``memo`` for what depends only on the snapshot and the code (every page's profile): kept on
+        disk (``Settings.derived_dir``) under the snapshot's hash and the code version, so that only the
+        first process after a change computes it and every later run, worker and test loads it."""
+        def load_or_compute():
+            key = f"{self.store.hash[:16]}-{code_version(self.settings)}"
+            path = self.settings.derived_dir / f"{name}-{key}.pickle"
+            try:
+                return pickle.loads(path.read_bytes())
+            except FileNotFoundError:
+                pass
+            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+                pass   # unreadable (a crash mid-write cannot leave one: writes are atomic): computed again
+            value = compute()
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+                tmp.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+                os.replace(tmp, path)
+            except OSError:
+                pass   # a read-only cache folder costs time, not correctness
+            return value
+        return self.memo(f"derived|{name}", load_or_compute)
 
     def memo_unfaulted(self, key: str, compute):
         """``memo`` for a value read through tools, kept only when faults are not being injected. Injected

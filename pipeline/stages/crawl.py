@@ -58,7 +58,7 @@ def _profiles(ctx: StageContext) -> dict[str, _Profile]:
             out[title] = _Profile(bool(page.infobox), tuple(l.title for l in page.links if l.in_snapshot),
                                   tuple(mentions(page, ctx)), parts)
         return out
-    return ctx.memo("page_profiles", compute)
+    return ctx.derived("page_profiles", compute)
 
 
 def mentioned_by(title: str, ctx: StageContext) -> list[str]:

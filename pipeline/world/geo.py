@@ -1,6 +1,7 @@
 """Small geographic helpers shared by the offline world: distances and name normalisation."""
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -19,6 +20,7 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 
 
+@functools.lru_cache(maxsize=1 << 17)   # pure, and asked of the same names hundreds of thousands of times a run
 def normalise_name(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form of a place name ("Saint-Étienne" -> "saint etienne")."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())

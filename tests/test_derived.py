@@ -1,0 +1,48 @@
+"""What depends only on the snapshot and the code is computed once and kept on disk
+(``StageContext.derived``): a second process loads it, a code change or a broken file computes anew."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+from pipeline.config import load_settings
+from pipeline.stages.base import StageContext
+
+
+def _context(tmp_path, **overrides) -> StageContext:
+    settings = dataclasses.replace(load_settings(cache_path=tmp_path / "cache.sqlite"),
+                                   derived_dir=tmp_path / "derived", **overrides)
+    return StageContext.create(settings)
+
+
+def test_a_second_context_loads_what_the_first_computed(tmp_path):
+    calls = []
+    first = _context(tmp_path).derived("numbers", lambda: calls.append(1) or {"a": (1, 2)})
+    second = _context(tmp_path).derived("numbers", lambda: calls.append(2) or {"a": "recomputed"})
+    assert first == second == {"a": (1, 2)}
+    assert calls == [1]
+    assert len(list((tmp_path / "derived").glob("numbers-*.pickle"))) == 1
+
+
+def test_a_code_change_computes_anew(tmp_path):
+    _context(tmp_path).derived("numbers", lambda: "old code")
+    templates = tmp_path / "templates"   # a copy of the templates with one edited: another code version
+    shutil.copytree(load_settings().templates_dir, templates)
+    (templates / "clues" / "hop.j2").write_text((templates / "clues" / "hop.j2").read_text() + "\n")
+    assert _context(tmp_path, templates_dir=templates).derived("numbers", lambda: "new code") == "new code"
+    assert len(list((tmp_path / "derived").glob("numbers-*.pickle"))) == 2
+
+
+def test_a_broken_file_is_computed_again(tmp_path):
+    _context(tmp_path).derived("numbers", lambda: [1, 2, 3])
+    [path] = (tmp_path / "derived").glob("numbers-*.pickle")
+    path.write_bytes(b"not a pickle")
+    assert _context(tmp_path).derived("numbers", lambda: [4]) == [4]
+    assert _context(tmp_path).derived("numbers", lambda: [5]) == [4]
+
+
+def test_page_profiles_loaded_equal_those_computed(tmp_path):
+    from pipeline.stages.crawl import _profiles
+    computed = _profiles(_context(tmp_path))
+    loaded = _profiles(_context(tmp_path))
+    assert loaded == computed and len(computed) > 9000
