@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.cache import canonical_json
+from pipeline.config import load_settings
+from pipeline.snapshot import store as store_module
 from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.importers import SnapshotInputError
 from pipeline.snapshot.store import SnapshotError, SnapshotStore, open_default, title_from_url
@@ -224,3 +226,14 @@ def test_mention_count_counts_the_pages_whose_text_holds_the_title(title):
         lower += bool(phrase.search(" ".join([page.title, page.description or "", page.lead or ""]).lower()))
         upper += bool(phrase.search(store.get_json(name).lower()))
     assert 1 <= lower <= store.mention_count(title) <= upper
+
+
+def test_search_ranks_ties_past_the_candidate_slack_the_same(monkeypatch):
+    """With no slack every full candidate list takes the tie path (every row at least as good as
+    the limit-th, ranked by title): it must give what the slack path gives."""
+    store = store_module.SnapshotStore.open(load_settings().snapshot_dir)
+    queries = ["American singer and pianist", "city in France", "the river that the sixth sentence names", "1999"]
+    with_slack = [store.search(q, k) for q in queries for k in (1, 5, 10)]
+    monkeypatch.setattr(store_module, "_TIE_SLACK", 0)
+    assert [store.search(q, k) for q in queries for k in (1, 5, 10)] == with_slack
+    assert all(len(r) == k for r, k in zip(with_slack, [1, 5, 10] * len(queries)))

@@ -18,6 +18,7 @@ from pipeline.snapshot.page import Page, canonical_title, title_to_url
 
 _TITLE_COLUMN_WEIGHTS = (10.0, 4.0, 1.0, 1.0)  # title, description, lead, infobox values
 _TITLE_BONUS = 10.0
+_TIE_SLACK = 32   # rows read past a search's candidate limit, to see where equal scores end
 _STOPWORDS = {"a", "an", "and", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "with"}
 _QUERY_STOPWORDS = _STOPWORDS | {"is", "are", "was", "were", "be", "what", "which", "who", "whom", "where", "when",
                                  "how", "it", "its", "this", "that", "as", "did", "does", "do"}
@@ -188,21 +189,30 @@ class SnapshotStore:
         of the title's words that the query contains, squared, times 10), so "Ray Charles
         birthplace" finds the page titled "Ray Charles" before the albums named after him.
         ``score`` is that sum rounded to 6 decimals; ties go to the title.
+
+        Ranking reads only row ids and BM25 scores; titles, descriptions and snippets are read for
+        the rows that need them (reading them for every matching row was three quarters of a search).
         """
         words = re.findall(r"\w+", (query or "").lower())
         if not words or k <= 0:
             return []
         content_words = [w for w in words if w not in _QUERY_STOPWORDS] or words
         fts_query = " OR ".join('"' + w + '"' for w in dict.fromkeys(content_words))
-        weights = ", ".join(str(w) for w in _TITLE_COLUMN_WEIGHTS)
-        rows = self._conn().execute(
-            f"SELECT title, description, snippet(pages_fts, 2, '', '', '…', 24), -bm25(pages_fts, {weights}) "
-            f"FROM pages_fts WHERE pages_fts MATCH ? ORDER BY bm25(pages_fts, {weights}), title LIMIT ?",
-            (fts_query, max(50, 10 * int(k))),
-        ).fetchall()
+        rank = f"bm25(pages_fts, {', '.join(str(w) for w in _TITLE_COLUMN_WEIGHTS)})"
+        conn = self._conn()
+        limit = max(50, 10 * int(k))
+        hits = conn.execute(f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? ORDER BY {rank} LIMIT ?",
+                            (fts_query, limit + _TIE_SLACK)).fetchall()
+        if len(hits) == limit + _TIE_SLACK and hits[-1][1] == hits[limit - 1][1]:
+            # ties run past the slack: rank them all by title, as ORDER BY score, title would
+            hits = conn.execute(f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? AND -{rank} >= ?",
+                                (fts_query, hits[limit - 1][1])).fetchall()
+        titles = self._titles_of([rowid for rowid, _ in hits])
+        # every row scoring at least the limit-th best is in ``hits``: the limit best by (score, title)
+        candidates = sorted(((titles[rowid], bm25, rowid) for rowid, bm25 in hits), key=lambda c: (-c[1], c[0]))[:limit]
         # Pages titled by a run of the query's words ("Ray Charles" in "Ray Charles birthplace")
         # join the candidates even when many longer pages outrank them on BM25 alone.
-        seen = {r[0] for r in rows}
+        seen = {c[0] for c in candidates}
         raw_words = re.findall(r"\w+", query or "")
         runs: list[str] = []
         for n in range(min(len(raw_words), 6), 0, -1):
@@ -211,23 +221,35 @@ class SnapshotStore:
                 if title is not None and title not in seen:
                     seen.add(title)
                     runs.append(title)
-        if runs:   # one query for all of them: each MATCH scores the whole index again
-            rows += self._conn().execute(
-                f"SELECT pages_fts.title, pages_fts.description, snippet(pages_fts, 2, '', '', '…', 24), "
-                f"-bm25(pages_fts, {weights}) FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
-                f"WHERE pages_fts MATCH ? AND pages.title IN ({', '.join('?' * len(runs))})",
-                (fts_query, *runs)).fetchall()
+        if runs:
+            ids = dict(conn.execute(f"SELECT id, title FROM pages WHERE title IN ({', '.join('?' * len(runs))})", runs))
+            candidates += [(ids[rowid], bm25, rowid) for rowid, bm25 in conn.execute(
+                f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? AND rowid IN ({', '.join('?' * len(ids))})",
+                (fts_query, *ids))]
         query_words = set(words)
         scored = []
-        for title, description, snippet, bm25 in rows:
+        for title, bm25, rowid in candidates:
             title_words = [w for w in re.findall(r"\w+", title.lower()) if w not in _STOPWORDS] or \
                 re.findall(r"\w+", title.lower())
             share = sum(1 for w in title_words if w in query_words) / len(title_words) if title_words else 0.0
-            score = round(bm25 + _TITLE_BONUS * share * share, 6)
-            snippet = " ".join((snippet or "").split()) or description
-            scored.append({"title": title, "url": title_to_url(title), "snippet": snippet, "score": score})
-        scored.sort(key=lambda r: (-r["score"], r["title"]))
-        return scored[:k]
+            scored.append((round(bm25 + _TITLE_BONUS * share * share, 6), title, rowid))
+        scored.sort(key=lambda r: (-r[0], r[1]))
+        best = scored[:k]
+        shown = {rowid: (description, snippet) for rowid, description, snippet in conn.execute(
+            f"SELECT rowid, description, snippet(pages_fts, 2, '', '', '…', 24) FROM pages_fts "
+            f"WHERE pages_fts MATCH ? AND rowid IN ({', '.join('?' * len(best))})",
+            (fts_query, *(rowid for _, _, rowid in best)))} if best else {}
+        return [{"title": title, "url": title_to_url(title),
+                 "snippet": " ".join((shown[rowid][1] or "").split()) or shown[rowid][0], "score": score}
+                for score, title, rowid in best]
+
+    def _titles_of(self, rowids: list[int]) -> dict[int, str]:
+        titles = {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i:i + 500]
+            titles.update(self._conn().execute(
+                f"SELECT rowid, title FROM pages_fts WHERE rowid IN ({', '.join('?' * len(chunk))})", chunk))
+        return titles
 
     def mention_count(self, title: str) -> int:
         """How many pages' text (description, lead, infobox values) holds the title as a phrase: how
