@@ -24,6 +24,7 @@ An address whose first part is unknown falls back to its later parts (partial ma
 """
 from __future__ import annotations
 
+import bisect
 import gzip
 import json
 import math
@@ -210,6 +211,7 @@ class Gazetteer:
         self._poi_lookup = poi_lookup
         self._airports: dict[str, list[PlaceHit]] | None = None
         self._airport_codes: dict[str, PlaceHit] = {}
+        self._airports_by_lat: list | None = None
         self._capitals: dict[str, Capital] | None = None
         self._capital_index: dict[str, list[str]] = {}
         self._capital_lock = threading.Lock()
@@ -393,10 +395,13 @@ class Gazetteer:
         """Airports with an IATA code (airportsdata) within ``radius_km`` of a point, nearest first:
         real data for every place on Earth, unlike the points of interest of a few covered cities."""
         self._airport_index()
+        if self._airports_by_lat is None:   # a latitude band of the list, not all 10,000 airports, each call
+            self._airports_by_lat = sorted((hit.lat, code, hit) for code, hit in self._airport_codes.items())
+        band = self._airports_by_lat
         found = []
-        for code, hit in sorted(self._airport_codes.items()):
-            if abs(hit.lat - lat) > radius_km / 100:   # 1 degree of latitude > 110 km: cheap pre-filter
-                continue
+        for hit_lat, _, hit in band[bisect.bisect_left(band, (lat - radius_km / 100,)):]:
+            if hit_lat > lat + radius_km / 100:   # 1 degree of latitude > 110 km: cheap pre-filter
+                break
             distance = haversine_km(lat, lng, hit.lat, hit.lng)
             if distance <= radius_km:
                 found.append((distance, hit))
