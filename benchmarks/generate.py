@@ -1,13 +1,20 @@
-"""Leg generation figures: legs per minute and peak memory per level and variant, and
-the invariant figures on the generated legs. Prints; never fails on a time.
+"""Leg generation figures: time per run and per stage, legs per minute, and the invariant figures
+on the generated legs. Prints; never fails on a time.
 
-    python benchmarks/generate.py [--count 10] [--release] [--seed 1]   (--release: the AAR-size release)
+    python benchmarks/generate.py [--count 10] [--release] [--seed 1] [--workers N] [--dask]
+
+--release: the AAR-size release (1,400 legs). The eight runs go side by side, ``--workers`` at a
+time (default: one per core) in worker processes, or with ``--dask`` on a local Dask cluster of that
+many workers (``flows.runs``). The call cache starts empty; the page profiles, which depend only on
+the snapshot and the code, are computed by the first run after a change and loaded after that
+(``--cold-profiles`` computes them here too).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
-import resource
+import dataclasses
+import os
 import statistics
 import sys
 import tempfile
@@ -18,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from flows.generate import BudgetExhausted, GenerationParams, local_map_stage, run_generation, run_with_prefect
 from flows.prefect_api import prefect_api
+from flows.runs import RELEASE_COUNTS, release_runs, run_all
 from pipeline.config import load_settings
 from pipeline.invariants import check_all, summarize
 from pipeline.report.exposure import search_exposure
@@ -34,39 +42,54 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1, help="the runs' --seed")
     p.add_argument("--prefect", action="store_true", help="run through the Prefect flow (thread runner)")
     p.add_argument("--median-legs", type=int, default=10, help="single extreme DAG legs timed one by one")
+    p.add_argument("--workers", type=int, default=None, help="runs side by side (default: one per core)")
+    p.add_argument("--dask", action="store_true", help="run on a local Dask cluster of --workers processes")
+    p.add_argument("--cold-profiles", action="store_true", help="page profiles computed afresh, not loaded")
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="legwork-bench-"))
     stack = contextlib.ExitStack()
     if args.prefect:  # the configured Prefect API, else a temporary server for the whole benchmark
         stack.enter_context(prefect_api(tmp / "prefect"))
-    ctx = StageContext.create(load_settings(cache_path=tmp / "cache.sqlite"))
-    plan = [(lvl, var, args.count) for var in ("linear", "dag") for lvl in ("easy", "medium", "hard", "extreme")]
-    if args.release:
-        plan = [(lvl, "linear", 200) for lvl in ("easy", "medium", "hard", "extreme")] + \
-               [(lvl, "dag", 150) for lvl in ("easy", "medium", "hard", "extreme")]
+    settings = load_settings(cache_path=tmp / "cache.sqlite")
+    if args.cold_profiles:
+        settings = dataclasses.replace(settings, derived_dir=tmp / "derived")
+    ctx = StageContext.create(settings)
+    counts = RELEASE_COUNTS if args.release else {"linear": args.count, "dag": args.count}
+    runs = release_runs(args.seed, counts, tmp)
     all_checks = []
     print(f"runs in {tmp}")
     accepted = []   # how widely the legs spread over the snapshot, and how many page stops a search skips
     started = time.perf_counter()
-    print(f"{'level':8} {'variant':7} {'legs':>5} {'s/leg':>7} {'legs/min':>9} {'attempts':>8} {'peak MB':>8}")
-    for level, variant, count in plan:
-        t0 = time.perf_counter()
-        params = GenerationParams(level=level, variant=variant, count=count, seed=args.seed)
-        run_dir = tmp / f"{level}-{variant}"
-        try:
-            result = run_with_prefect(params, run_dir, ctx.settings, ctx) if args.prefect else \
-                run_generation(params, run_dir, ctx.settings, local_map_stage(ctx))
-        except BudgetExhausted as exc:   # a figure, not a failure: say it and go on with what was made
-            print(f"  {exc}".split("; most frequent")[0])
-            result = exc.result
-        dt = time.perf_counter() - t0
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"{level:8} {variant:7} {len(result.accepted):5d} {dt / count:7.2f} {60 * count / dt:9.1f} "
-              f"{result.attempts:8d} {peak:8.0f}")
+    if args.prefect:
+        outcomes = []
+        for params, run_dir in runs:
+            try:
+                outcomes.append((params, run_with_prefect(params, run_dir, ctx.settings, ctx), None))
+            except BudgetExhausted as exc:
+                outcomes.append((params, exc.result, str(exc)))
+        runner = "Prefect thread runner, one run at a time"
+    else:
+        outcomes = [(o.params, o.result, o.failure) for o in run_all(runs, settings, args.workers, dask=args.dask)]
+        workers = args.workers or os.cpu_count()
+        runner = f"{workers} {'Dask workers' if args.dask else 'worker processes'}, runs side by side"
+    print(f"{'level':8} {'variant':7} {'legs':>5} {'run s':>7} {'s/leg':>7} {'attempts':>8}")
+    stage_seconds: dict[str, float] = {}
+    for params, result, failure in outcomes:
+        if failure:   # a figure, not a failure: say it and go on with what was made
+            print(f"  {failure}".split("; most frequent")[0])
+        print(f"{params.level:8} {params.variant:7} {len(result.accepted):5d} {result.seconds:7.1f} "
+              f"{result.seconds / max(1, params.count):7.2f} {result.attempts:8d}")
+        for stage, seconds in result.stage_seconds.items():
+            stage_seconds[stage] = stage_seconds.get(stage, 0.0) + seconds
         accepted += result.accepted
-        for leg in result.accepted:
-            all_checks.append(check_all(leg, ctx.presets[level], forbidden=forbidden_names(leg, ctx), allow_simulated=True,
-                                        fetch_page=lambda u: page_result(ctx.store.get(u)) if ctx.store.get(u) else None))
+    wall = time.perf_counter() - started
+    busy = sum(stage_seconds.values())
+    print("time per stage, summed over runs: " + ", ".join(
+        f"{stage} {seconds:.1f} s ({100 * seconds / busy:.0f}%)" for stage, seconds in stage_seconds.items()))
+    for leg in accepted:
+        level = leg.level
+        all_checks.append(check_all(leg, ctx.presets[level], forbidden=forbidden_names(leg, ctx), allow_simulated=True,
+                                    fetch_page=lambda u: page_result(ctx.store.get(u)) if ctx.store.get(u) else None))
     total = time.perf_counter() - started
     n = len(all_checks)
     for row in world_spread(accepted):
@@ -75,7 +98,9 @@ def main() -> None:
         shown = "n/a" if row["value_shown_share"] is None else f"{100 * row['value_shown_share']:.1f}%"
         print(f"search with a page clue's words {row['variant']:6} {row['level']:8}: {row['page_stops']} page stops, "
               f"value in a top-5 snippet for {shown}")
-    print(f"total {total:.1f} s for {n} legs ({'Prefect thread runner' if args.prefect else 'in-process runner'}, cold cache)")
+    print(f"generation {wall:.1f} s wall for {len(accepted)} legs ({runner}, empty call cache; "
+          f"{busy:.1f} s of stage work, {busy / wall:.2f} runs busy on average)")
+    print(f"total {total:.1f} s with the invariant checks")
     single = []
     for k in range(args.median_legs):  # one extreme DAG leg at a time, fresh cache: the per-leg figure
         solo = StageContext.create(load_settings(cache_path=tmp / f"solo-{k}.sqlite"))

@@ -1,0 +1,58 @@
+"""Scale-out: the release's eight runs on a local Dask cluster of 1 worker, then of 2 (``flows.runs``),
+each from an empty call cache. Prints both wall times, the speed-up and whether the two made the same
+bytes. Prints; never fails on a time.
+
+    python benchmarks/scale_out.py [--count 10] [--seed 1] [--workers 1 2]
+
+The page profiles (derived from the snapshot and the code once, then loaded) are made before the
+first timing, so both clusters start alike. On a machine with other work running, the speed-up
+measures that work too: run it on an idle machine.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from flows.runs import release_runs, run_all
+from pipeline.config import load_settings
+from pipeline.stages.base import StageContext
+from pipeline.stages.crawl import _profiles
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*.parquet"))}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--count", type=int, default=10, help="legs per level and variant")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    args = p.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="legwork-scale-"))
+    _profiles(StageContext.create(load_settings(cache_path=tmp / "warm.sqlite")))   # derived once, as in any run
+    times = {}
+    for n in args.workers:
+        settings = load_settings(cache_path=tmp / f"cache-{n}.sqlite")
+        runs = [(params, tmp / f"dask-{n}" / folder) for params, folder in release_runs(args.seed, {"linear": args.count, "dag": args.count})]
+        t0 = time.perf_counter()
+        outcomes = run_all(runs, settings, workers=n, dask=True)
+        times[n] = time.perf_counter() - t0
+        legs = sum(len(o.result.accepted) for o in outcomes)
+        short = [f"{o.params.level}-{o.params.variant}" for o in outcomes if o.failure]
+        print(f"Dask, {n} worker{'s' if n > 1 else ''}: {times[n]:.1f} s for {legs} legs in {len(runs)} runs"
+              + (f" (short of count: {', '.join(short)})" if short else ""))
+    base = args.workers[0]
+    for n in args.workers[1:]:
+        same = digests(tmp / f"dask-{base}") == digests(tmp / f"dask-{n}")
+        print(f"speed-up {n} workers against {base}: {times[base] / times[n]:.2f}x; same bytes: {'yes' if same else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

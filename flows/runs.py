@@ -1,0 +1,97 @@
+"""The runs of a release side by side: every level and variant is a generation run of its own
+(``flows.generate.run_generation``), independent of the others, so a release uses every core by
+running several at once, in worker processes of this machine or on a Dask cluster.
+
+A run's bytes depend only on its arguments, the code, the data and the settings (its run key), never
+on which worker ran it or next to what: one worker or many, processes or Dask, give the same
+artifacts. Workers share the record/replay cache (SQLite in WAL mode, first writer wins) and the
+derived page profiles (``StageContext.derived``), which the first run computes and the rest load.
+
+Runs are handed out longest first (extreme before easy, DAG before linear), so that the last one to
+finish is a short one.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from flows.generate import (
+    BudgetExhausted,
+    GenerationErrors,
+    GenerationParams,
+    RunResult,
+    local_map_stage,
+    run_generation,
+)
+from flows.prefect_api import die_with_parent
+from pipeline.config import Settings
+from pipeline.model import LEVELS, VARIANTS
+from pipeline.stages.base import StageContext
+
+# The AAR-size release: 200 linear and 150 DAG legs per level (1,400 legs).
+RELEASE_COUNTS = {"linear": 200, "dag": 150}
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a run made, and why it fell short if it did (``failure``: the budget ran out, or a
+    stage met a bug). Exceptions that carry a result do not cross process boundaries; this does."""
+    params: GenerationParams
+    result: RunResult
+    failure: str | None = None
+
+
+def release_runs(seed: int, counts: dict[str, int] | None = None, out: Path | None = None,
+                 levels=LEVELS, variants=VARIANTS) -> list[tuple[GenerationParams, Path]]:
+    """(arguments, run folder) of every level and variant of a release, in level then variant order."""
+    counts = counts or RELEASE_COUNTS
+    out = Path(out or ".")
+    return [(GenerationParams(level=level, variant=variant, count=counts[variant], seed=seed),
+             out / f"{level}-{variant}") for variant in variants for level in levels]
+
+
+def run_one(params: GenerationParams, out_dir: str, settings: Settings) -> RunOutcome:
+    """One run in this process, on the process's shared context (``StageContext.for_worker``)."""
+    ctx = StageContext.for_worker(settings, params.preset_overrides)
+    try:
+        return RunOutcome(params, run_generation(params, Path(out_dir), settings, local_map_stage(ctx)))
+    except (BudgetExhausted, GenerationErrors) as exc:
+        return RunOutcome(params, exc.result, str(exc))
+
+
+def _effort(params: GenerationParams) -> tuple[int, int, int]:
+    """Longest first: by level, DAG before linear, then by count."""
+    return (-LEVELS.index(params.level) if params.level in LEVELS else 0, -(params.variant == "dag"), -params.count)
+
+
+def run_all(runs: list[tuple[GenerationParams, Path]], settings: Settings, workers: int | None = None,
+            dask_address: str | None = None, dask: bool = False) -> list[RunOutcome]:
+    """Every run, ``workers`` at a time (default: one per core), in worker processes, or on Dask: the
+    cluster at ``dask_address``, or with ``dask`` a local cluster of ``workers`` processes. Outcomes
+    come back in the order of ``runs``."""
+    workers = max(1, workers or os.cpu_count() or 1)
+    order = sorted(range(len(runs)), key=lambda i: _effort(runs[i][0]))
+    if dask or dask_address:
+        from distributed import Client, LocalCluster  # heavy and optional: only for Dask runs
+        cluster = None if dask_address else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                         dashboard_address=None)
+        with Client(dask_address or cluster) as client:
+            futures = {i: client.submit(run_one, runs[i][0], str(runs[i][1]), settings, pure=False) for i in order}
+            outcomes = {i: f.result() for i, f in futures.items()}
+        if cluster is not None:
+            cluster.close()
+        return [outcomes[i] for i in range(len(runs))]
+    if workers == 1:
+        return [run_one(params, str(out_dir), settings) for params, out_dir in runs]
+    with _process_pool(workers) as pool:
+        futures = {i: pool.submit(run_one, runs[i][0], str(runs[i][1]), settings) for i in order}
+        return [futures[i].result() for i in range(len(runs))]
+
+
+def _process_pool(workers: int) -> Executor:
+    """Fresh interpreters (spawn: no SQLite connection or lock is inherited mid-use) that die with us."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=die_with_parent, initargs=(os.getpid(),))
