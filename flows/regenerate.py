@@ -3,7 +3,7 @@ validation, the HTML report and publishing (the Prefect flow ``flows.release.reg
 
     python -m flows.regenerate --out data/release [--count 5] [--seed 0] [--families math,atp,os,git]
                                [--levels ...] [--variants ...] [--repo-id ORG/NAME [--upload]]
-                               [--task-runner thread|process|dask]
+                               [--task-runner thread|process|dask] [--workers N] [--dask-address ADDR]
 
 Incremental: a leg or task set is made again only when its parameters, the code or the data
 changed (completion markers, see ``flows.release``); every tool or LLM call made before is
@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repo-id", default="legwork/legwork")
     p.add_argument("--upload", action="store_true", help="publish to the hub (token from HF_TOKEN); default: dry run only")
     p.add_argument("--task-runner", choices=["thread", "process", "dask"], default="thread")
-    p.add_argument("--dask-address", default=None)
+    p.add_argument("--dask-address", default=None, help="a Dask scheduler: leg sets and tasks run on its workers")
+    p.add_argument("--workers", type=int, default=0, help="leg sets made side by side (default: one per core)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     with prefect_api(PROJECT_ROOT / ".prefect"):
@@ -49,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         flow = regeneration.with_options(task_runner=task_runner_for(args.task_runner, args.dask_address))
         try:
             changes = flow(out=str(args.out), count=args.count, seed=args.seed, families=args.families,
-                           levels=args.levels, variants=args.variants, repo_id=args.repo_id, upload=args.upload)
+                           levels=args.levels, variants=args.variants, repo_id=args.repo_id, upload=args.upload,
+                           workers=args.workers, dask_address=args.dask_address)
         except (StepFailed, ValueError) as exc:
             print(f"regeneration failed: {exc}", file=sys.stderr)
             return 1

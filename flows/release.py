@@ -26,7 +26,7 @@ from typing import Any
 from prefect import flow, task
 
 from flows.generate import GenerationParams, run_key
-from flows.prefect_tasks import generate_legs
+from flows.runs import RunOutcome, run_all
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT, Settings, load_settings
 from pipeline.model import LEVELS, VARIANTS
@@ -71,6 +71,13 @@ def mark_finished(folder: Path, key: str, params: dict[str, Any], versions: dict
 
 
 # ---- steps --------------------------------------------------------------------------------------
+@task(name="generate-leg-sets", cache_policy=None)
+def generate_leg_sets(runs: list[tuple[GenerationParams, Path]], settings: Settings, workers: int | None,
+                      dask_address: str | None) -> list[RunOutcome]:
+    """Every leg set still to make, side by side (``flows.runs``): a release on every core, or a cluster."""
+    return run_all(runs, settings, workers, dask_address=dask_address)
+
+
 @task(name="validate-legs", cache_policy=None)
 def validate_legs(run_dir: str, settings: Settings) -> int:
     from pipeline.validate import validate_run
@@ -165,10 +172,11 @@ def _choose(given: list[str] | None, allowed: tuple[str, ...], what: str) -> lis
 def regeneration(out: str = str(PROJECT_ROOT / "data" / "release"), count: int = 5, seed: int = 0,
                  families: list[str] | None = None, levels: list[str] | None = None,
                  variants: list[str] | None = None, repo_id: str = "legwork/legwork",
-                 upload: bool = False) -> dict[str, list[str]]:
+                 upload: bool = False, workers: int = 0, dask_address: str | None = None) -> dict[str, list[str]]:
     """Regenerate the release under ``out``: ``count`` legs per level and variant, every family's
     task set at its default size, validation, the report, the hub folder (``out/hub``) and, with
-    ``upload``, the hub repository ``repo_id``. Returns (and writes to ``changes.json``) what
+    ``upload``, the hub repository ``repo_id``. The leg sets are made side by side, ``workers`` at a
+    time (0: one per core) in worker processes, or on the Dask cluster at ``dask_address``. Returns (and writes to ``changes.json``) what
     changed since the previous release in ``out``."""
     families = _choose(families, FAMILIES, "families")
     levels = _choose(levels, LEVELS, "levels")
@@ -179,7 +187,7 @@ def regeneration(out: str = str(PROJECT_ROOT / "data" / "release"), count: int =
     settings = load_settings()
     versions = {"code": code_version(settings), "data": data_version(settings)}
 
-    legs_dirs = []
+    legs_dirs, pending = [], []
     for variant in variants:
         for level in levels:
             params = GenerationParams(level=level, variant=variant, count=count, seed=seed)
@@ -187,11 +195,16 @@ def regeneration(out: str = str(PROJECT_ROOT / "data" / "release"), count: int =
             key = step_key("legs", {"run": run_key(params, settings)[0]}, versions)
             if not finished(run_dir, key):
                 prepare(run_dir, key)
-                generate_legs(params, str(run_dir), settings)  # a subflow; resumes from its artifacts
-                validate_legs(str(run_dir), settings)
-                mark_finished(run_dir, key, {"level": level, "variant": variant, "count": count, "seed": seed},
-                              versions)
+                pending.append((params, run_dir, key))
             legs_dirs.append(str(run_dir))
+    outcomes = generate_leg_sets([(params, run_dir) for params, run_dir, _ in pending], settings, workers or None,
+                                 dask_address) if pending else []
+    for (params, run_dir, key), outcome in zip(pending, outcomes, strict=True):
+        if outcome.failure:   # each run resumes from its artifacts next time
+            raise StepFailed(f"legs {params.level}-{params.variant}: {outcome.failure}")
+        validate_legs(str(run_dir), settings)
+        mark_finished(run_dir, key, {"level": params.level, "variant": params.variant, "count": count, "seed": seed},
+                      versions)
     task_dirs = [str(root / "tasks" / family) for family in families]
     for family, task_dir in zip(families, task_dirs, strict=True):  # one after another: they share the tool cache
         task_set(family, seed, task_dir, settings, versions)
