@@ -28,6 +28,7 @@ from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalida
 from pipeline.stages.base import Rejected, StageContext, value_inputs
 from pipeline.stages.build import make_roadblock
 from pipeline.stages.plan import shapes
+from pipeline.stages.prevalidate import roadblocks_to_keep
 
 
 @pytest.fixture(scope="module")
@@ -213,3 +214,14 @@ def test_markup_debris_is_cleaned_at_import():
     from pipeline.snapshot.values import classify
     assert classify("death_place", "Petersen House,, Washington, D.C. , U.S").text == \
         "Petersen House, Washington, D.C., U.S"
+
+
+def test_prevalidate_keeps_a_roadblock_for_every_page_text_before_a_second_for_one():
+    # roadblocks 5 and 6 read page 1's text, 7 reads page 3's, 8 a number: two planned
+    texts = {5: {1}, 6: {1}, 7: {3}, 8: set()}
+    assert roadblocks_to_keep([5, 6, 7, 8], texts, planned=2, most=4) == [5, 7]
+    # three page texts and two planned: a third roadblock, as the level allows
+    assert roadblocks_to_keep([5, 6, 7, 9, 8], {**texts, 9: {4}}, planned=2, most=4) == [5, 7, 9]
+    assert roadblocks_to_keep([5, 6, 7, 9, 8], {**texts, 9: {4}}, planned=2, most=2) == [5, 7]
+    # nothing to cover: the planned count in rank order
+    assert roadblocks_to_keep([8, 10], {8: set(), 10: set()}, planned=1, most=3) == [8]

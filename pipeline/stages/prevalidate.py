@@ -51,6 +51,21 @@ def _to_number(leg: Leg, stop, ctx: StageContext) -> bool:
     return True
 
 
+def roadblocks_to_keep(ranked: list[int], texts: dict[int, set[int]], planned: int, most: int) -> list[int]:
+    """The roadblocks kept of those that survived (``ranked`` best first; ``texts``: the page stops whose
+    text each one reads): first one for each page text, then the rest in rank order; ``planned`` of
+    them, or more (up to ``most``) where the page texts need them. A page's text that feeds nothing
+    leaves the chain and breaks it: two roadblocks on one country while the next country's page went
+    cost 1 leg in 4 of the linear extreme attempts that reached link."""
+    covering, covered = [], set()
+    for i in ranked:
+        if texts[i] - covered:
+            covering.append(i)
+            covered |= texts[i]
+    n = max(planned, min(len(covering), most))
+    return sorted((covering + [i for i in ranked if i not in covering])[:n])
+
+
 def run(leg: Leg, ctx: StageContext) -> Leg:
     plan = leg.plan
     values: dict[int, object] = {}
@@ -86,12 +101,15 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         return any(leg.stops[j].value_type != "number" for j in value_inputs(leg.stops[i]))
     # then real data first, then those a surviving detour works on (a detour on a trimmed spare goes too)
     detoured = {leg.stops[i].source_stop for i in keep if leg.stops[i].kind == DETOUR}
-    kept_rb = sorted((i for i in keep if leg.stops[i].kind == ROADBLOCK),
-                     key=lambda i: (not feeds_text(i), i in simulated, i not in detoured, i))
-    kept_rb = sorted(kept_rb[: plan.roadblocks])
+    ranked = sorted((i for i in keep if leg.stops[i].kind == ROADBLOCK),
+                    key=lambda i: (not feeds_text(i), i in simulated, i not in detoured, i))
+    preset = ctx.presets[leg.level]
+    kept_rb = roadblocks_to_keep(ranked, {i: {j for j in value_inputs(leg.stops[i]) if leg.stops[j].value_type != "number"}
+                                          for i in ranked}, plan.roadblocks, preset.roadblocks[1])
     dropped_rb = {i for i in keep if leg.stops[i].kind == ROADBLOCK and i not in kept_rb}
     kept_det = [i for i in keep if leg.stops[i].kind == DETOUR and leg.stops[i].source_stop not in dropped_rb]
-    kept_det = kept_det[: plan.detours]
+    # the roadblocks over the plan's count take the place of detours, as far as the level allows
+    kept_det = kept_det[: max(preset.detours[0], plan.detours - (len(kept_rb) - plan.roadblocks))]
     keep = [i for i in keep if leg.stops[i].kind not in (ROADBLOCK, DETOUR) or i in kept_rb or i in kept_det]
     # a page stop holding text (a place, a country, a date) must feed a kept stop, else it goes
     fed = {j for i in keep for j in value_inputs(leg.stops[i])}
@@ -105,7 +123,6 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if _to_number(leg, leg.stops[i], ctx):
             unfed.remove(i)
     keep = [i for i in keep if i not in unfed]
-    preset = ctx.presets[leg.level]
     if leg.variant == "dag":  # a place or country nothing consumes yet may still be forked by a diamond
         room = preset.stops[1] - len(keep) - 1
         waiting = sorted((i for i in unfed if leg.stops[i].fact and leg.stops[i].fact.role in ("place", "country")),
