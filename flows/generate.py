@@ -38,9 +38,9 @@ from pipeline.llm import LLMError
 from pipeline.model import ARTIFACT_SCHEMA, Leg, leg_row
 from pipeline.stages import STAGE_MODULES
 from pipeline.stages.base import STAGES, Rejected, StageContext
-from pipeline.tools.backends.live.http import LiveServiceError
+from pipeline.tools.errors import LiveServiceError, ToolError
 from pipeline.tools.faults import fault_scope
-from pipeline.tools.registry import ToolError, noting_failures
+from pipeline.tools.registry import noting_failures
 from pipeline.versions import changes, snapshot_hash, versions
 
 # 3: typed stop specs and stage hand-offs in leg_json (no hints, no metadata plan/crawl); rows carry

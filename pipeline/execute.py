@@ -230,7 +230,7 @@ def clean_text_value(text: str) -> str:
 
 # ---- stops -------------------------------------------------------------------------------------
 def _call(toolbox: Toolbox, stop: Stop, step: int, tool: str, args: dict, trace: list[TraceEntry]) -> dict:
-    from pipeline.tools.registry import ToolArgumentError, ToolError  # local to keep import light
+    from pipeline.tools.errors import ToolArgumentError, ToolError  # local to keep import light
     try:
         result = toolbox.call(tool, args)
     except (ToolArgumentError, ToolError) as exc:  # refused (--no-simulated), or the service failed this time

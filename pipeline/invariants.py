@@ -347,7 +347,7 @@ class _TraceAnswers:
         return f"call {n} (stop {t.stop} step {t.step}, {t.tool})"
 
     def _from_cache(self, name: str, args: dict):
-        from pipeline.tools.registry import ReplayMiss
+        from pipeline.cache import ReplayMiss
         for toolbox in self.recorded:
             try:
                 return toolbox.call(name, args)
@@ -400,7 +400,7 @@ def check_golden_trace(leg: Leg, offline, recorded: list | None = None) -> Trace
     value, response byte and y* must match the golden trace. ``recorded``: replay Toolboxes
     on the generator's cache, asked first when given (a speed-up, never required)."""
     from pipeline.execute import StopFailed, execute_leg
-    from pipeline.tools.registry import ToolError
+    from pipeline.tools.errors import ToolError
     check = TraceCheck()
     answers = _TraceAnswers(leg, offline, recorded or [], check)
     try:

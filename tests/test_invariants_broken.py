@@ -691,8 +691,8 @@ class FakeToolbox:
         self.response, self.calls, self.asked = response, 0, []
 
     def call(self, name, args):
-        from pipeline.cache import canonical_json
-        from pipeline.tools.registry import ReplayMiss, ToolResult
+        from pipeline.cache import ReplayMiss, canonical_json
+        from pipeline.tools.registry import ToolResult
         self.calls += 1
         self.asked.append((name, args))
         if self.response is None:

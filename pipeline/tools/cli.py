@@ -88,7 +88,8 @@ def _log_call(path: Path | None, tool: str, args, success: bool, text: str) -> N
 def _call(options: argparse.Namespace, tool: str, raw_args: str | None) -> int:
     from pipeline.cache import ReplayMiss
     from pipeline.config import ConfigError, load_settings
-    from pipeline.tools.registry import SimulatedRefused, ToolArgumentError, Toolbox, ToolError, validate_args
+    from pipeline.tools.errors import SimulatedRefused, ToolArgumentError, ToolError
+    from pipeline.tools.registry import Toolbox, validate_args
     from pipeline.tools.spec import TOOLS
 
     try:

@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Self
 
 from pipeline.config import PROJECT_ROOT
-from pipeline.tools.registry import ToolUnavailable
+from pipeline.tools.errors import ToolUnavailable
 
 SANDBOX_WORKDIR = "/tmp/work"
 SANDBOX_UID = SANDBOX_GID = 65534  # nobody / nogroup

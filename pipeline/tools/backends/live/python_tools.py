@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pipeline.tools.backends.offline.python_tools import execute_in_sandbox
 from pipeline.tools.backends.offline.python_tools import python_generate_code as offline_generate
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 
 PROMPT = ("You write short, self-contained Python 3 programs (standard library only, no network, no input) "
           "that print the answer to a task on stdout and nothing else. Reply with a JSON object "

@@ -14,7 +14,8 @@ import re
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pipeline.tools.backends.live.http import get_json, live_setting, request
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 
 SERPER_URL = "https://google.serper.dev/search"
 DEFAULT_WIKI_HOST = "en.wikipedia.org"

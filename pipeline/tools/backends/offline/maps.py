@@ -12,7 +12,8 @@ import re
 from urllib.parse import quote, unquote
 
 from pipeline.tools.backends.offline._common import resolve_place, result, world_dir
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 from pipeline.world import osm
 from pipeline.world.elevation import elevation_grid
 from pipeline.world.gazetteer import gazetteer

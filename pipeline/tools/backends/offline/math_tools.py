@@ -5,7 +5,8 @@ Both answer from data and code shipped with the project, so their provenance is
 """
 from __future__ import annotations
 
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 
 
 @implements("math_knowledge_search", "offline")

@@ -17,7 +17,8 @@ import platform
 import re
 from datetime import date
 
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 
 GENERATOR_SOURCE = "legwork offline code templates v1"
 

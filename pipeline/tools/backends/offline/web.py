@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import threading
 
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 
 _stores: dict[str, object] = {}
 _lock = threading.Lock()
