@@ -29,14 +29,15 @@ import json
 import math
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from pipeline.world import load_once, package_file, package_version
-from pipeline.world.countries import CountryTable
-from pipeline.world.geo import EARTH_RADIUS_KM, haversine_km, normalise_name
+from pipeline.world import DEFAULT_WORLD_DIR, load_once, package_file, package_version
+from pipeline.world.countries import CountryTable, country_table
+from pipeline.world.geo import EARTH_RADIUS_KM, PlaceHit, haversine_km, normalise_name
+from pipeline.world.osm import poi_name_lookup
 
 # A capital named by countryinfo is matched to a GeoNames place this close to countryinfo's point.
 CAPITAL_SNAP_KM = 10.0
@@ -101,22 +102,6 @@ class Capital:
     lng: float
     index: int | None               # the GeoNames row of the point, if it is one
     names: tuple[str, ...]          # every name (not normalised) that geocodes to the point
-
-
-@dataclass(frozen=True)
-class PlaceHit:
-    """One geocoding answer."""
-
-    name: str
-    lat: float
-    lng: float
-    country_code: str
-    place_type: str                 # country | city | airport | poi | place
-    formatted_address: str
-    source: str
-    provenance: str = "offline-data"
-    population: int | None = None
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -474,9 +459,5 @@ class Gazetteer:
 @load_once
 def gazetteer(world_dir: Path | None = None) -> Gazetteer:
     """The process-wide gazetteer for a world directory (built on first use, about 1 s)."""
-    from pipeline.world import DEFAULT_WORLD_DIR
-    from pipeline.world.countries import country_table
-    from pipeline.world.osm import poi_name_lookup
-
     world = Path(world_dir or DEFAULT_WORLD_DIR)
     return Gazetteer(country_table(world), poi_lookup=poi_name_lookup(world))
