@@ -32,7 +32,7 @@ from pipeline.tools.spec import TOOLS, openai_schema
 # Bump when an offline backend's logic changes, so old records are not reused. Changes of the
 # bundled data (the tool world, the knowledge corpus) are caught by ``bundled_data_digest``.
 OFFLINE_DATA_VERSION = "world-2"   # world-2: capitals have one point; calculator number theory; great-circle mode
-BUNDLED_DATA = ("snapshots/world", "pipeline/tasks/math/knowledge")
+BUNDLED_DATA = ("snapshots/world", "pipeline/mathtools/knowledge")
 
 Implementation = Callable[[dict, "BackendContext"], dict]
 _IMPLEMENTATIONS: dict[tuple[str, str], Implementation] = {}

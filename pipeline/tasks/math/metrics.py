@@ -112,7 +112,7 @@ def same_value(predicted, gold: str | None) -> bool:
 def _same_expression(predicted: str, gold: str) -> bool:
     import sympy as sp
 
-    from pipeline.tasks.math.safe_eval import CalcError, parse, run_bounded
+    from pipeline.mathtools.safe_eval import CalcError, parse, run_bounded
     try:
         a, b = run_bounded(lambda: (parse(predicted), parse(gold)), 5.0)
         if isinstance(a, sp.Basic) and isinstance(b, sp.Basic) and not isinstance(a, sp.Rel) and not isinstance(b, sp.Rel):
