@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flows.generate import BudgetExhausted, GenerationParams, local_map_stage, run_generation, run_with_prefect
+from flows.generate import BudgetExhausted, GenerationParams, local_map_stage, run_generation
 from flows.prefect_api import prefect_api
 from pipeline.config import load_settings
 from pipeline.invariants import check_all, summarize
@@ -39,6 +39,7 @@ def main() -> None:
     stack = contextlib.ExitStack()
     if args.prefect:  # the configured Prefect API, else a temporary server for the whole benchmark
         stack.enter_context(prefect_api(tmp / "prefect"))
+        from flows.prefect_tasks import run_with_prefect  # Prefect: once its API is chosen
     ctx = StageContext.create(load_settings(cache_path=tmp / "cache.sqlite"))
     plan = [(lvl, var, args.count) for var in ("linear", "dag") for lvl in ("easy", "medium", "hard", "extreme")]
     if args.release:
