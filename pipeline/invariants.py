@@ -14,8 +14,8 @@ from pipeline import expressions
 from pipeline.catalog import LevelPreset
 from pipeline.config import PROVENANCES
 from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, Leg
+from pipeline.refs import value_inputs
 from pipeline.snapshot.page import name_pattern
-from pipeline.stages.base import value_inputs
 from pipeline.tools.spec import TOOL_NAMES
 
 

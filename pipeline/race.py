@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from pipeline.agents.environments import LEG_SYSTEM_PROMPT as SYSTEM_PROMPT
-from pipeline.agents.environments import LegEnv, parse_digit, worked_solution
+from pipeline.agents.environments import instruction_text, parse_digit, worked_solution
 from pipeline.agents.loop import OVERRUN_NOTE, TOOL_OUTPUT_CHARS
 from pipeline.agents.runtime import agents_for, race, run_trial_async
 from pipeline.agents.trial import BROKEN, Budget, TrialResult, finished_trial, trial_dir_name, trial_label
@@ -38,10 +38,6 @@ from pipeline.tools.registry import Toolbox
 from pipeline.tools.toollog import ToolLog, call_tool
 
 AGENTS = agents_for("legs")
-
-
-def instruction_text(leg: Leg) -> str:
-    return LegEnv(leg, ToolLog(None)).instructions()
 
 
 def run_trial(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = None, seed: int = 0,

@@ -21,8 +21,8 @@ from pipeline import invariants as inv
 from pipeline.acceptance import leg_invariant_failures, leg_invariants
 from pipeline.config import load_settings
 from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, TraceEntry
-from pipeline.refs import is_stop_ref
-from pipeline.stages.base import StageContext, value_inputs
+from pipeline.refs import is_stop_ref, value_inputs
+from pipeline.stages.base import StageContext
 from pipeline.stages.verbalize import forbidden_names
 from pipeline.validate import TraceChecker
 

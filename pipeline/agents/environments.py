@@ -365,6 +365,11 @@ class TaskEnv(Environment):
         return text
 
 
+def instruction_text(leg) -> str:
+    """What a racing agent is told about ``leg``: its seed URL and riddle (``LegEnv.instructions``)."""
+    return LegEnv(leg, ToolLog(None)).instructions()
+
+
 class MathEnv(TaskEnv):
     family = "math"
     max_steps = MATH_STEPS

@@ -12,6 +12,7 @@ from pipeline import expressions, refs
 from pipeline.catalog import LevelPreset, load_presets
 from pipeline.config import Settings
 from pipeline.model import Leg, Stop
+from pipeline.refs import value_inputs
 from pipeline.tools.registry import Toolbox
 
 STAGES = ("crawl", "plan", "build", "prevalidate", "link", "diamond", "golden", "verbalize")
@@ -134,12 +135,3 @@ def consumers(leg: Leg) -> dict[int, set[int]]:
         for i in value_inputs(s):
             used.setdefault(i, set()).add(s.index)
     return used
-
-
-def value_inputs(stop: Stop) -> list[int]:
-    """The stops whose values this stop computes with."""
-    if stop.source_stop is not None:
-        return [stop.source_stop]
-    if stop.expression:
-        return expressions.references(stop.expression)
-    return refs.stop_indices([step.args for step in stop.tool_chain])
