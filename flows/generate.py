@@ -41,7 +41,7 @@ from pipeline.config import Settings
 from pipeline.execute import StopFailed
 from pipeline.llm import LLMError
 from pipeline.model import ARTIFACT_SCHEMA, Leg, leg_row
-from pipeline.stages import STAGE_MODULES
+from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalidate, verbalize
 from pipeline.stages.base import STAGES, Rejected, StageContext
 from pipeline.tools.errors import LiveServiceError, ToolError
 from pipeline.tools.faults import fault_scope
@@ -55,6 +55,12 @@ ARTIFACT_FORMAT = 3
 # What bad input may raise inside a stage: the leg is rejected with the message as its reason.
 # Anything else is a bug in our code: recorded as an error, and the run fails.
 REJECTIONS = (Rejected, StopFailed, ReplayMiss, ToolError, LiveServiceError, LLMError)
+
+STAGE_MODULES = {
+    "crawl": crawl, "plan": plan, "build": build, "prevalidate": prevalidate,
+    "link": link, "diamond": diamond, "golden": golden, "verbalize": verbalize,
+}
+assert tuple(STAGE_MODULES) == STAGES
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline import expressions, refs
+from pipeline.cache import CallCache
 from pipeline.catalog import LevelPreset, load_presets
 from pipeline.config import Settings
+from pipeline.llm import LLMClient
 from pipeline.model import Leg, Stop
 from pipeline.refs import value_inputs
+from pipeline.snapshot.store import MalformedPage, SnapshotStore
 from pipeline.tools.registry import Toolbox
 
 STAGES = ("crawl", "plan", "build", "prevalidate", "link", "diamond", "golden", "verbalize")
@@ -42,14 +45,12 @@ class StageContext:
     @property
     def store(self):
         if self._store is None:
-            from pipeline.snapshot.store import SnapshotStore
             self._store = SnapshotStore.open(self.settings.snapshot_dir)
         return self._store
 
     def page(self, title: str):
         """A snapshot page, or None when it is missing or malformed (a malformed page is noted
         in ``bad_pages`` and costs only the legs that would have used it)."""
-        from pipeline.snapshot.store import MalformedPage
         try:
             return self.store.get(title)
         except MalformedPage as exc:
@@ -88,8 +89,6 @@ class StageContext:
             if ctx is None:
                 llm = None
                 if settings.llm_base_url and settings.llm_model:
-                    from pipeline.cache import CallCache
-                    from pipeline.llm import LLMClient
                     llm = LLMClient(settings, CallCache(settings.cache_path))
                 ctx = _WORKER_CONTEXTS[key] = cls.create(settings, list(preset_overrides), llm=llm)
             return ctx

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import jsonschema
 
 from pipeline.agents.trial import TOOL_LOG, read_record, write_record  # the one trial writer (race's too)
@@ -349,7 +350,6 @@ class ToolService:
 def build_server(service: ToolService, *, stdio: bool = False):
     """The SDK's low-level server over ``service``. Over stdio the process serves one client: its calls
     that name no trial form one trial; over HTTP a trial per HTTP session (see ``session_key``)."""
-    import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
@@ -511,8 +511,6 @@ def http_token(a: argparse.Namespace) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import anyio
-
     a = _parser().parse_args(argv)
     try:
         service, lines = prepare(a)

@@ -24,6 +24,7 @@ An address whose first part is unknown falls back to its later parts (partial ma
 """
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import math
@@ -38,6 +39,11 @@ from pipeline.world import DEFAULT_WORLD_DIR, load_once, package_file, package_v
 from pipeline.world.countries import CountryTable, country_table
 from pipeline.world.geo import EARTH_RADIUS_KM, PlaceHit, haversine_km, normalise_name
 from pipeline.world.osm import poi_name_lookup
+
+try:
+    import airportsdata
+except ImportError:  # the gazetteer then knows no airports
+    airportsdata = None
 
 # A capital named by countryinfo is matched to a GeoNames place this close to countryinfo's point.
 CAPITAL_SNAP_KM = 10.0
@@ -201,8 +207,6 @@ class Gazetteer:
 
     @staticmethod
     def _country_names(path: Path) -> dict[str, str]:
-        import csv
-
         with path.open(encoding="utf-8") as fh:
             return {code: name for code, name in csv.reader(fh)}
 
@@ -358,9 +362,7 @@ class Gazetteer:
     def _airport_index(self) -> dict[str, list[PlaceHit]]:
         if self._airports is None:
             index: dict[str, list[PlaceHit]] = {}
-            try:
-                import airportsdata
-            except ImportError:
+            if airportsdata is None:
                 self._airports = index
                 return index
             source = f"airportsdata {package_version('airportsdata')} (MIT)"
