@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flows.generate import BudgetExhausted, GenerationParams, local_map_stage, run_generation, run_with_prefect
+from flows.generate import BudgetExhausted, GenerationParams, local_map_stage, run_generation
 from flows.prefect_api import prefect_api
 from flows.runs import RELEASE_COUNTS, release_runs, run_all
 from pipeline.config import load_settings
@@ -50,6 +50,7 @@ def main() -> None:
     stack = contextlib.ExitStack()
     if args.prefect:  # the configured Prefect API, else a temporary server for the whole benchmark
         stack.enter_context(prefect_api(tmp / "prefect"))
+        from flows.prefect_tasks import run_with_prefect  # Prefect: once its API is chosen
     settings = load_settings(cache_path=tmp / "cache.sqlite")
     if args.cold_profiles:
         settings = dataclasses.replace(settings, derived_dir=tmp / "derived")

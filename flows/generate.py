@@ -1,6 +1,10 @@
-"""Leg generation as a Prefect 3 flow: eight stages, each a task over batches of legs, each
-writing a Parquet artifact; rejected legs go to rejected.parquet and their slot is retried
-with a new attempt until --count legs are accepted or the attempt budget is spent.
+"""Leg generation, the driver: eight stages, each a task over batches of legs, each writing a
+Parquet artifact; rejected legs go to rejected.parquet and their slot is retried with a new
+attempt until --count legs are accepted or the attempt budget is spent.
+
+No Prefect here: ``run_generation`` takes how to map a stage over batches, in-process
+(``local_map_stage``) or as Prefect tasks (``flows.prefect_tasks``: the flow, the task runners and
+``run_with_prefect``, which import Prefect).
 
 Resume: every stage artifact of every round is written atomically under the run directory
 together with the run's key (``run_key``: its arguments, the code version, the data version and
@@ -32,15 +36,16 @@ import pyarrow.parquet as pq
 
 from pipeline.acceptance import leg_invariant_failures
 from pipeline.cache import ReplayMiss, canonical_json
+from pipeline.catalog import load_presets
 from pipeline.config import Settings
 from pipeline.execute import StopFailed
 from pipeline.llm import LLMError
 from pipeline.model import ARTIFACT_SCHEMA, Leg, leg_row
-from pipeline.stages import STAGE_MODULES
+from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalidate, verbalize
 from pipeline.stages.base import STAGES, Rejected, StageContext
-from pipeline.tools.backends.live.http import LiveServiceError
+from pipeline.tools.errors import LiveServiceError, ToolError
 from pipeline.tools.faults import fault_scope
-from pipeline.tools.registry import ToolError, noting_failures
+from pipeline.tools.registry import noting_failures
 from pipeline.versions import changes, snapshot_hash, versions
 
 # 3: typed stop specs and stage hand-offs in leg_json (no hints, no metadata plan/crawl); rows carry
@@ -50,6 +55,12 @@ ARTIFACT_FORMAT = 3
 # What bad input may raise inside a stage: the leg is rejected with the message as its reason.
 # Anything else is a bug in our code: recorded as an error, and the run fails.
 REJECTIONS = (Rejected, StopFailed, ReplayMiss, ToolError, LiveServiceError, LLMError)
+
+STAGE_MODULES = {
+    "crawl": crawl, "plan": plan, "build": build, "prevalidate": prevalidate,
+    "link": link, "diamond": diamond, "golden": golden, "verbalize": verbalize,
+}
+assert tuple(STAGE_MODULES) == STAGES
 
 
 @dataclass(frozen=True)
@@ -296,7 +307,6 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
     stage_seconds = {s: 0.0 for s in STAGES}
     attempts = 0
     round_no = 0
-    from pipeline.catalog import load_presets
     _, generation = load_presets(list(params.preset_overrides), settings.templates_dir)
     attempts_per_leg = int(generation["attempts_per_leg"])
     while pending:
@@ -367,34 +377,3 @@ def local_map_stage(ctx: StageContext, workers: int = 1) -> MapStage:
         with ThreadPoolExecutor(workers) as pool:
             return list(pool.map(lambda b: apply_stage(stage, b, ctx), batches))
     return map_stage
-
-
-# ---- Prefect ------------------------------------------------------------------------------------
-def task_runner_for(name: str, dask_address: str | None = None):
-    from prefect.task_runners import ProcessPoolTaskRunner, ThreadPoolTaskRunner
-    if name == "thread":
-        return ThreadPoolTaskRunner(max_workers=2)
-    if name == "process":
-        from flows.prefect_api import die_with_parent
-        return ProcessPoolTaskRunner(max_workers=2, initializer=die_with_parent, initargs=(os.getpid(),))
-    if name == "dask":
-        from prefect_dask import DaskTaskRunner
-        if dask_address:
-            return DaskTaskRunner(address=dask_address)
-        return DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
-    raise ValueError(f"unknown task runner {name!r}: choose thread, process or dask")
-
-
-def run_with_prefect(params: GenerationParams, out_dir: Path, settings: Settings, ctx: StageContext,
-                     task_runner: str = "thread", dask_address: str | None = None,
-                     progress: Callable[[str, int, int], None] | None = None, *,
-                     allow_errors: bool = False) -> RunResult:
-    """Run the generation flow in Prefect (tasks are defined in flows/prefect_tasks.py so that
-    process and Dask workers can import them)."""
-    from flows import prefect_tasks
-    flow = prefect_tasks.generate_legs.with_options(task_runner=task_runner_for(task_runner, dask_address))
-    prefect_tasks.PROGRESS["callback"] = progress
-    try:
-        return flow(params, str(out_dir), settings, allow_errors)
-    finally:
-        prefect_tasks.PROGRESS["callback"] = None

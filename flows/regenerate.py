@@ -1,5 +1,5 @@
 """The full regeneration, from the command line: legs of every level and variant, task sets,
-validation, the HTML report and publishing (the Prefect flow ``flows.release.regeneration``).
+validation, the HTML report and publishing (the Prefect flow ``flows.prefect_tasks.regeneration``).
 
     python -m flows.regenerate --out data/release [--count 5] [--seed 0] [--families math,atp,os,git]
                                [--levels ...] [--variants ...] [--repo-id ORG/NAME [--upload]]
@@ -19,10 +19,9 @@ import time
 from pathlib import Path
 
 from flows.prefect_api import prefect_api
+from flows.release import FAMILIES, StepFailed
 from pipeline.config import PROJECT_ROOT
 from pipeline.model import LEVELS, VARIANTS
-
-FAMILIES = ("math", "atp", "os", "git")
 
 
 def _names(text: str) -> list[str]:
@@ -45,8 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     with prefect_api(PROJECT_ROOT / ".prefect"):
-        from flows.generate import task_runner_for
-        from flows.release import StepFailed, regeneration
+        from flows.prefect_tasks import regeneration, task_runner_for  # Prefect: once its API is chosen
         flow = regeneration.with_options(task_runner=task_runner_for(args.task_runner, args.dask_address))
         try:
             changes = flow(out=str(args.out), count=args.count, seed=args.seed, families=args.families,

@@ -1,5 +1,7 @@
-"""The regeneration flow: legs of every level and variant, task sets, validation, the HTML
-report and publishing, as one Prefect flow with typed parameters and a task per step.
+"""The regeneration: legs of every level and variant, task sets, validation, the HTML report and
+publishing. Here without Prefect: the steps and ``regenerate``, which runs them in order through
+the callables it is given. ``flows.prefect_tasks.regeneration`` is the Prefect flow (typed
+parameters, a task per step, leg generation as a subflow) over the same steps.
 
 Every step calls the library (``flows.generate``, ``pipeline.tasks.common``, ``pipeline.validate``,
 ``pipeline.report.site``, ``pipeline.export.hub``, ``pipeline.publish``), never a CLI's ``main``.
@@ -12,24 +14,30 @@ are its run key, ``flows.generate.run_key``).
 A folder whose marker has another key (other --seed, changed code, another snapshot) is emptied
 and made again; a folder without a finished marker resumes what it can (leg generation resumes
 its stage artifacts).
-
-Import this module only after ``flows.prefect_api.prefect_api`` has chosen the Prefect API.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, task
+import pyarrow.parquet as pq
 
 from flows.generate import GenerationParams, run_key
 from flows.runs import RunOutcome, run_all
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT, Settings, load_settings
+from pipeline.export.hub import assemble, write_release
 from pipeline.model import LEVELS, VARIANTS
+from pipeline.publish import commit_message, hub_endpoint, hub_token
+from pipeline.publish import upload as upload_folder
+from pipeline.report.site import write_report
+from pipeline.tasks.common import build_task_set, validate_task_set
+from pipeline.validate import validate_run
 from pipeline.versions import code_version, data_version
 
 FAMILIES = ("math", "atp", "os", "git")
@@ -71,16 +79,7 @@ def mark_finished(folder: Path, key: str, params: dict[str, Any], versions: dict
 
 
 # ---- steps --------------------------------------------------------------------------------------
-@task(name="generate-leg-sets", cache_policy=None)
-def generate_leg_sets(runs: list[tuple[GenerationParams, Path]], settings: Settings, workers: int | None,
-                      dask_address: str | None) -> list[RunOutcome]:
-    """Every leg set still to make, side by side (``flows.runs``): a release on every core, or a cluster."""
-    return run_all(runs, settings, workers, dask_address=dask_address)
-
-
-@task(name="validate-legs", cache_policy=None)
 def validate_legs(run_dir: str, settings: Settings) -> int:
-    from pipeline.validate import validate_run
     result = validate_run(run_dir, settings)
     if result.failures:
         leg_id, why = result.failures[0]
@@ -88,10 +87,8 @@ def validate_legs(run_dir: str, settings: Settings) -> int:
     return result.legs
 
 
-@task(name="task-set", cache_policy=None)
 def task_set(family: str, seed: int, out_dir: str, settings: Settings, versions: dict[str, str]) -> str:
     """Build and validate one family's task set, unless this very build is already finished."""
-    from pipeline.tasks.common import build_task_set, validate_task_set
     folder = Path(out_dir)
     params = {"family": family, "seed": seed, "count": None}
     key = step_key("task-set", params, versions)
@@ -109,22 +106,16 @@ def task_set(family: str, seed: int, out_dir: str, settings: Settings, versions:
     return "built"
 
 
-@task(name="report", cache_policy=None)
 def report(legs_dirs: list[str], out_dir: str, settings: Settings) -> int:
-    from pipeline.report.site import write_report
     site = write_report(legs_dirs, Path(out_dir), settings)
     if site.failing:
         raise StepFailed(f"{len(site.failing)} legs fail an invariant in the report: {site.failing[:5]}")
     return len(site.pages)
 
 
-@task(name="publish", cache_policy=None)
 def publish(repo_id: str, legs_dirs: list[str], task_dirs: list[str], hub_dir: str, upload: bool) -> dict:
     """Write the release folder (always) and upload it (``upload``); returns what changed since
     the release that was in ``hub_dir`` before."""
-    from pipeline.export.hub import assemble, write_release
-    from pipeline.publish import commit_message, hub_endpoint, hub_token
-    from pipeline.publish import upload as upload_folder
     hub = Path(hub_dir)
     previous = release_index(hub) if hub.exists() else {}
     if hub.exists():
@@ -144,7 +135,6 @@ def publish(repo_id: str, legs_dirs: list[str], task_dirs: list[str], hub_dir: s
 
 def release_index(hub_dir: Path) -> dict[str, str]:
     """id -> content hash of every leg and task row in a hub folder."""
-    import pyarrow.parquet as pq
     index: dict[str, str] = {}
     for shard in sorted(hub_dir.glob("*/*.parquet")):
         config = shard.parent.name
@@ -168,16 +158,37 @@ def _choose(given: list[str] | None, allowed: tuple[str, ...], what: str) -> lis
 
 
 # ---- the flow -----------------------------------------------------------------------------------
-@flow(name="legwork-regenerate", log_prints=False)
-def regeneration(out: str = str(PROJECT_ROOT / "data" / "release"), count: int = 5, seed: int = 0,
-                 families: list[str] | None = None, levels: list[str] | None = None,
-                 variants: list[str] | None = None, repo_id: str = "legwork/legwork",
-                 upload: bool = False, workers: int = 0, dask_address: str | None = None) -> dict[str, list[str]]:
+def generate_leg_sets(runs: list[tuple[GenerationParams, Path]], settings: Settings, workers: int | None,
+                      dask_address: str | None) -> list[RunOutcome]:
+    """Every leg set still to make, side by side (``flows.runs``): a release on every core, or a cluster.
+    Each resumes from its artifacts."""
+    return run_all(runs, settings, workers, dask_address=dask_address)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """How ``regenerate`` runs each step: the functions above, or Prefect tasks of them in
+    ``flows.prefect_tasks``."""
+    generate_leg_sets: Callable[[list[tuple[GenerationParams, Path]], Settings, int | None, str | None],
+                                list[RunOutcome]] = generate_leg_sets
+    validate_legs: Callable[[str, Settings], int] = validate_legs
+    task_set: Callable[[str, int, str, Settings, dict[str, str]], str] = task_set
+    report: Callable[[list[str], str, Settings], int] = report
+    publish: Callable[[str, list[str], list[str], str, bool], dict] = publish
+
+
+DEFAULT_OUT = str(PROJECT_ROOT / "data" / "release")
+
+
+def regenerate(steps: Steps, out: str = DEFAULT_OUT, count: int = 5, seed: int = 0,
+               families: list[str] | None = None, levels: list[str] | None = None,
+               variants: list[str] | None = None, repo_id: str = "legwork/legwork",
+               upload: bool = False, workers: int = 0, dask_address: str | None = None) -> dict[str, list[str]]:
     """Regenerate the release under ``out``: ``count`` legs per level and variant, every family's
     task set at its default size, validation, the report, the hub folder (``out/hub``) and, with
     ``upload``, the hub repository ``repo_id``. The leg sets are made side by side, ``workers`` at a
-    time (0: one per core) in worker processes, or on the Dask cluster at ``dask_address``. Returns (and writes to ``changes.json``) what
-    changed since the previous release in ``out``."""
+    time (0: one per core) in worker processes, or on the Dask cluster at ``dask_address``. Returns
+    (and writes to ``changes.json``) what changed since the previous release in ``out``."""
     families = _choose(families, FAMILIES, "families")
     levels = _choose(levels, LEVELS, "levels")
     variants = _choose(variants, VARIANTS, "variants")
@@ -197,18 +208,18 @@ def regeneration(out: str = str(PROJECT_ROOT / "data" / "release"), count: int =
                 prepare(run_dir, key)
                 pending.append((params, run_dir, key))
             legs_dirs.append(str(run_dir))
-    outcomes = generate_leg_sets([(params, run_dir) for params, run_dir, _ in pending], settings, workers or None,
-                                 dask_address) if pending else []
+    outcomes = steps.generate_leg_sets([(params, run_dir) for params, run_dir, _ in pending], settings,
+                                       workers or None, dask_address) if pending else []
     for (params, run_dir, key), outcome in zip(pending, outcomes, strict=True):
         if outcome.failure:   # each run resumes from its artifacts next time
             raise StepFailed(f"legs {params.level}-{params.variant}: {outcome.failure}")
-        validate_legs(str(run_dir), settings)
+        steps.validate_legs(str(run_dir), settings)
         mark_finished(run_dir, key, {"level": params.level, "variant": params.variant, "count": count, "seed": seed},
                       versions)
     task_dirs = [str(root / "tasks" / family) for family in families]
     for family, task_dir in zip(families, task_dirs, strict=True):  # one after another: they share the tool cache
-        task_set(family, seed, task_dir, settings, versions)
-    report(legs_dirs, str(root / "report"), settings)
-    changes = publish(repo_id, legs_dirs, task_dirs, str(root / "hub"), upload)
+        steps.task_set(family, seed, task_dir, settings, versions)
+    steps.report(legs_dirs, str(root / "report"), settings)
+    changes = steps.publish(repo_id, legs_dirs, task_dirs, str(root / "hub"), upload)
     (root / "changes.json").write_text(json.dumps(changes, indent=2) + "\n")
     return changes

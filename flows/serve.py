@@ -3,7 +3,7 @@
     python -m flows.serve --cron "0 3 * * 1" [--count 5] [--repo-id ORG/NAME --upload]
 
 This starts a long-running process that registers the deployment ``legwork-regeneration``
-(the flow ``flows.release.regeneration`` with typed parameters) with the Prefect server and
+(the flow ``flows.prefect_tasks.regeneration`` with typed parameters) with the Prefect server and
 runs it at each scheduled time. Watch runs in the Prefect UI: start it with ``prefect server
 start`` (then open http://127.0.0.1:4200) and set ``PREFECT_API_URL=http://127.0.0.1:4200/api``
 for this process so both share one server. ``--print`` shows the deployment that would be
@@ -37,13 +37,13 @@ def main(argv: list[str] | None = None) -> int:
         prefect_environment(PREFECT_HOME)
         from prefect.utilities.callables import parameter_schema
 
-        from flows.release import regeneration
+        from flows.prefect_tasks import regeneration  # Prefect: once its API is chosen
         schema = parameter_schema(regeneration.fn).model_dump(mode="json")
         print(json.dumps({"name": "legwork-regeneration", "flow": regeneration.name, "cron": args.cron,
                           "parameters": parameters, "parameter_schema": schema["properties"]}, indent=2))
         return 0
     with prefect_api(PREFECT_HOME):
-        from flows.release import regeneration
+        from flows.prefect_tasks import regeneration  # Prefect: once its API is chosen
         regeneration.serve(name="legwork-regeneration", cron=args.cron, parameters=parameters)
     return 0
 

@@ -6,15 +6,19 @@ redirect aliases), so the generator, ``validate`` and the report ask the same qu
 """
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
 from pipeline.invariants import check_all
 from pipeline.model import Leg
 from pipeline.stages.base import StageContext
+from pipeline.stages.verbalize import forbidden_names
+from pipeline.tools.backends.offline.web import page_result
 
 
 def leg_invariants(leg: Leg, ctx: StageContext, *, allow_simulated: bool) -> dict[str, list[str]]:
     """Every invariant by name (``invariants.check_all``) -> its violations (empty: it holds)."""
-    from pipeline.stages.verbalize import forbidden_names
-    from pipeline.tools.backends.offline.web import page_result
 
     def fetch(url: str):
         page = ctx.page(url)
@@ -54,9 +58,6 @@ def solver_acceptance(legs: list[Leg], rejected_rows: list[dict]) -> dict[str, i
 def run_acceptance(legs_path) -> dict[str, int | float | None] | None:
     """``solver_acceptance`` of a generate run (its legs.parquet and rejected.parquet); None when the
     path is not a run folder with both (a release shard, AAR JSON)."""
-    from pathlib import Path
-
-    import pyarrow.parquet as pq
 
     path = Path(legs_path)
     legs_file = path / "legs.parquet" if path.is_dir() else path

@@ -32,6 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rich.console import Console
+from rich.table import Table
+
 from pipeline.agents.modular import (
     LETTERS,
     ROLES,
@@ -41,8 +46,15 @@ from pipeline.agents.modular import (
     modules_for,
 )
 from pipeline.agents.runtime import race
+from pipeline.agents.tasks import race_task_set
 from pipeline.agents.trial import Budget
+from pipeline.config import load_settings
+from pipeline.export import load_legs
+from pipeline.report.render import environment
 from pipeline.scoring.attribution import Attribution, all_subsets, attribute, ranking_consistency
+from pipeline.scoring.metrics import final_answer_correct
+from pipeline.tasks.common import FAMILIES, read_task_rows
+from pipeline.tools.registry import Toolbox
 
 TRIAL_COLUMNS = ("default", "test", "config", "test_modules", "label", "item_id", "family", "success", "judged",
                  "answer", "steps", "tokens", "wall_time_s", "stop_reason", "reflections", "module_calls_json",
@@ -61,19 +73,16 @@ class Runner:
     """Runs one configuration of the modular agent on every item and returns its trial records."""
 
     def __init__(self, a, settings, out: Path):
-        from pipeline.tools.registry import Toolbox
         self.a, self.settings, self.runs = a, settings, out / "runs"
         self.toolbox = Toolbox(settings)
         self.kind = "tasks" if a.tasks else "legs"
         self.client_options = {"timeout_s": a.request_timeout_s, "max_attempts": a.max_retries + 1,
                                "max_tokens": a.max_tokens}
         if self.kind == "legs":
-            from pipeline.export import load_legs
             legs = load_legs(a.legs)
             self.legs = legs[: a.limit] if a.limit else legs
             self.items = [leg.leg_id for leg in self.legs]
         else:
-            from pipeline.tasks.common import FAMILIES, read_task_rows
             rows = [r for r in read_task_rows(Path(a.tasks)) if r["family"] in FAMILIES]
             self.rows = rows[: a.limit] if a.limit else rows
             self.items = [r["task_id"] for r in self.rows]
@@ -86,7 +95,6 @@ class Runner:
             dirs, _ = asyncio.run(race(self.legs, "modular", self.runs, toolbox=self.toolbox, seed=self.a.seed,
                                        client=agent, budget=budget, concurrency=self.a.concurrency))
         else:
-            from pipeline.agents.tasks import race_task_set
             dirs = race_task_set(Path(self.a.tasks), "modular", self.runs, settings=self.settings, limit=self.a.limit,
                                  seed=self.a.seed, client=agent, timeout_s=self.a.timeout_s,
                                  max_tokens=self.a.max_tokens, workers=self.a.concurrency,
@@ -94,7 +102,6 @@ class Runner:
         return [self.record(d) for d in dirs]
 
     def record(self, d: Path) -> dict:
-        from pipeline.scoring.metrics import final_answer_correct
         rec = json.loads((d / "trial.json").read_text(encoding="utf-8"))
         if self.kind == "legs":
             leg = next(leg for leg in self.legs if leg.leg_id == rec["leg_id"])
@@ -159,8 +166,6 @@ def trial_row(default: ModelSpec, test: ModelSpec, s: frozenset, rec: dict) -> d
 
 
 def write_trials(rows: list[dict], path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
     schema = pa.schema([("default", pa.string()), ("test", pa.string()), ("config", pa.string()),
                         ("test_modules", pa.string()), ("label", pa.string()), ("item_id", pa.string()),
                         ("family", pa.string()), ("success", pa.bool_()), ("judged", pa.bool_()),
@@ -184,8 +189,6 @@ def pair_entry(result: Attribution, info: dict) -> dict[str, Any]:
 
 # ---- output -----------------------------------------------------------------------------------------
 def print_pair(entry: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
 
     console = Console(width=None if sys.stdout.isatty() else 130)
     pct = f"{100 * entry['confidence']:.0f}%"
@@ -245,7 +248,6 @@ def interval_chart(shapley: dict[str, dict], *, width: int = 560, label_width: i
 
 
 def write_report(doc: dict, out_dir: Path) -> Path:
-    from pipeline.report.render import environment
     env = environment()
     pairs = [{**p, "chart": interval_chart(p["shapley"])} for p in doc["pairs"]]
     html = env.get_template("attribution.html.j2").render(doc=doc, pairs=pairs, roles=ROLES, letters=LETTERS)
@@ -283,7 +285,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-retries", type=int, default=3)
     a = ap.parse_args(argv)
 
-    from pipeline.config import load_settings
     settings = load_settings()
     try:
         defaults = [ModelSpec.parse(a.default)] + ([ModelSpec.parse(a.default2)] if a.default2 else [])

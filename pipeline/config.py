@@ -30,6 +30,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline.tools.faults import FaultSpecError, parse_faults
+from pipeline.tools.spec import TOOL_NAMES
+
 BACKENDS = ("offline", "live", "replay")
 PROVENANCES = ("snapshot", "offline-data", "live", "replay", "simulated")
 
@@ -95,8 +98,6 @@ def _as_bool(name: str, value: Any) -> bool:
 
 
 def _validated(settings: Settings) -> Settings:
-    from pipeline.tools.spec import TOOL_NAMES  # late import: spec imports nothing heavy
-
     if settings.default_backend not in BACKENDS:
         raise ConfigError(
             f"unknown backend {settings.default_backend!r}; choose one of {', '.join(BACKENDS)}"
@@ -109,7 +110,6 @@ def _validated(settings: Settings) -> Settings:
         raise ConfigError(f"tool_retries and tool_backoff_s must not be negative, got {settings.tool_retries} "
                           f"and {settings.tool_backoff_s}")
     if settings.faults:
-        from pipeline.tools.faults import FaultSpecError, parse_faults
         try:
             parse_faults(settings.faults)
         except FaultSpecError as exc:

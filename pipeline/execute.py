@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pipeline import expressions, refs
+from pipeline.clues import MEASURE_LOOKUPS, measure_value
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -28,8 +29,10 @@ from pipeline.model import (
     TraceEntry,
 )
 from pipeline.snapshot.page import subject_name, title_to_url
+from pipeline.tools.errors import ToolArgumentError, ToolError
 from pipeline.tools.registry import Toolbox
 from pipeline.transforms import apply_detour
+from pipeline.world.countries import country_table
 
 NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])-?\d+(?:\.\d+)?(?![\w])")
 
@@ -166,20 +169,17 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
 
 def country_key(name: str) -> str:
     """One key per country whatever name a text gives it (its ISO code; the name itself if unknown)."""
-    from pipeline.world.countries import country_table
     found = country_table().lookup(name, allow_codes=False)
     return found.iso2 if found is not None else name
 
 
 def _dependent(name: str) -> bool:
-    from pipeline.world.countries import country_table
     found = country_table().lookup(name, allow_codes=False)
     return found is not None and found.iso2 in DEPENDENT_TERRITORIES
 
 
 def country_known(name: str) -> bool:
     """Is ``name`` a country of the offline country data (by name, never by an ISO code)?"""
-    from pipeline.world.countries import country_table
     return country_table().lookup(name, allow_codes=False) is not None
 
 
@@ -230,7 +230,6 @@ def clean_text_value(text: str) -> str:
 
 # ---- stops -------------------------------------------------------------------------------------
 def _call(toolbox: Toolbox, stop: Stop, step: int, tool: str, args: dict, trace: list[TraceEntry]) -> dict:
-    from pipeline.tools.registry import ToolArgumentError, ToolError  # local to keep import light
     try:
         result = toolbox.call(tool, args)
     except (ToolArgumentError, ToolError) as exc:  # refused (--no-simulated), or the service failed this time
@@ -246,7 +245,6 @@ def choose_country(stop: Stop, toolbox: Toolbox, trace: list[TraceEntry]) -> int
     """A choice hop's lookups (issue 21): the measure of every country the sentence names, as an agent
     must look them up; the stop's page must be the one the clue's extreme picks, and no tie. Returns
     the number of calls made (the page fetch follows them)."""
-    from pipeline.clues import MEASURE_LOOKUPS, measure_value
     relation = stop.transition.relation
     values, step = {}, 0
     for name in relation.candidates:

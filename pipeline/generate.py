@@ -11,8 +11,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from flows.generate import BudgetExhausted, GenerationErrors, GenerationParams, local_map_stage, run_generation
+from flows.prefect_api import configured_api_url, prefect_api
 from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
+from pipeline.export.aar import write_aar_dir
 from pipeline.model import LEVELS, VARIANTS
+from pipeline.report.stats import spread_line, world_spread
+from pipeline.stages.base import STAGES, StageContext
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -58,8 +68,6 @@ def run_dir(args: argparse.Namespace) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from rich.console import Console
-    from rich.markup import escape
     console = Console(stderr=True, soft_wrap=True)   # failures and warnings: said whatever the flags (--quiet silences progress)
     try:
         settings = load_settings(snapshot_dir=args.snapshot, cache_path=args.cache,
@@ -73,17 +81,6 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[red]--count must be at least 1[/red]")
         return 2
     out = run_dir(args)
-
-    from flows.generate import (
-        BudgetExhausted,
-        GenerationErrors,
-        GenerationParams,
-        local_map_stage,
-        run_generation,
-        run_with_prefect,
-    )
-    from pipeline.stages.base import STAGES, StageContext
-
     params = GenerationParams(level=args.level, variant=args.variant, count=args.count, seed=args.seed,
                               no_simulated=args.no_simulated, simulated_templates=settings.simulated_templates,
                               preset_overrides=tuple(args.overrides),
@@ -94,7 +91,6 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[red]configuration error:[/red] {escape(str(exc))}")
         return 2
 
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} stages"),
                         TimeElapsedColumn(), console=console, transient=True, disable=args.quiet)
     bar = progress.add_task(f"{args.level}/{args.variant}: generating", total=len(STAGES))
@@ -113,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
                 result = run_generation(params, out, settings, local_map_stage(ctx), on_stage,
                                         allow_errors=args.allow_errors, notice=notice)
             else:
-                from flows.prefect_api import prefect_api
                 with prefect_api(PREFECT_HOME):
+                    from flows.prefect_tasks import run_with_prefect  # Prefect: once its API is chosen
                     result = run_with_prefect(params, out, settings, ctx, runner, args.dask_address, on_stage,
                                               allow_errors=args.allow_errors)
     except GenerationErrors as exc:
@@ -127,7 +123,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     if args.export_aar:
-        from pipeline.export.aar import write_aar_dir
         write_aar_dir(result.accepted, args.export_aar)
     print_summary(result, console, table=not args.quiet)
     print_errors(result, console)
@@ -141,7 +136,6 @@ def resolve_task_runner(name: str) -> str:
     """``auto``: a Prefect flow (thread runner) where a Prefect API is configured, else in-process."""
     if name != "auto":
         return name
-    from flows.prefect_api import configured_api_url
     return "thread" if configured_api_url(PREFECT_HOME) else "local"
 
 
@@ -156,7 +150,6 @@ def print_errors(result, console) -> None:
 
 def print_summary(result, console, *, table: bool = True) -> None:
     """The legs as a table, the spread and a one-line result on stdout (``table=False``: the line only)."""
-    from rich.console import Console
     out = Console(width=160)  # the table goes to stdout, progress and errors to stderr
     if table:
         print_table(result, out)
@@ -170,7 +163,6 @@ def print_summary(result, console, *, table: bool = True) -> None:
 
 
 def print_table(result, out) -> None:
-    from rich.table import Table
     table = Table(title=f"Legwork legs in {result.out_dir}")
     for col in ("leg", "seed page", "stops", "pages", "roadblocks", "detours", "diamonds", "tool calls", "simulated", "y*"):
         table.add_column(col)
@@ -181,7 +173,6 @@ def print_table(result, out) -> None:
                       str(len(leg.trace)), f"{leg.metadata.get('simulated_share', 0):.0%}", str(leg.passcode))
     out.print(table)
     if result.accepted:
-        from pipeline.report.stats import spread_line, world_spread
         out.print("spread: " + spread_line(world_spread(result.accepted)[-1]))
 
 

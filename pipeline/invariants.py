@@ -11,11 +11,15 @@ from typing import Any
 import networkx as nx
 
 from pipeline import expressions
+from pipeline.cache import ReplayMiss, canonical_json
 from pipeline.catalog import LevelPreset
 from pipeline.config import PROVENANCES
+from pipeline.execute import StopFailed, execute_leg, extract_fact
 from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, Leg
+from pipeline.refs import is_stop_ref, value_inputs
 from pipeline.snapshot.page import name_pattern
-from pipeline.stages.base import value_inputs
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import ToolResult
 from pipeline.tools.spec import TOOL_NAMES
 
 
@@ -149,7 +153,6 @@ def check_provenance(leg: Leg, allow_simulated: bool) -> list[str]:
 
 def check_page_facts(leg: Leg, fetch_page: Callable[[str], dict | None]) -> list[str]:
     """Each page stop's fact is on its snapshot page at the stated place."""
-    from pipeline.execute import StopFailed, extract_fact
     errors = []
     for s in leg.stops_of(ROUTE_INFO):
         page = fetch_page(s.page_url)
@@ -172,7 +175,6 @@ PLACE_TOOLS = {"maps_geocode": "address"}   # tools whose argument is one place,
 def check_places(leg: Leg) -> list[str]:
     """A place stop feeds a place-level tool one place: the whole text geocoded (no partial match of
     a list such as "Basra, Cairo") and not a country ("United States")."""
-    from pipeline.refs import is_stop_ref
     by_index = {s.index: s for s in leg.stops}
     traced = {(t.stop, t.step): t for t in leg.trace}
     errors = []
@@ -347,7 +349,6 @@ class _TraceAnswers:
         return f"call {n} (stop {t.stop} step {t.step}, {t.tool})"
 
     def _from_cache(self, name: str, args: dict):
-        from pipeline.tools.registry import ReplayMiss
         for toolbox in self.recorded:
             try:
                 return toolbox.call(name, args)
@@ -356,8 +357,6 @@ class _TraceAnswers:
         return None
 
     def call(self, name: str, args: dict):
-        from pipeline.cache import canonical_json
-        from pipeline.tools.registry import ToolResult
         n = self.position
         if n >= len(self.trace):
             raise TraceMismatch(f"call {n} ({name} {canonical_json(args)}) is not in the golden trace")
@@ -399,8 +398,6 @@ def check_golden_trace(leg: Leg, offline, recorded: list | None = None) -> Trace
     """Execute the leg again through ``offline`` (a Toolbox on offline backends); every
     value, response byte and y* must match the golden trace. ``recorded``: replay Toolboxes
     on the generator's cache, asked first when given (a speed-up, never required)."""
-    from pipeline.execute import StopFailed, execute_leg
-    from pipeline.tools.registry import ToolError
     check = TraceCheck()
     answers = _TraceAnswers(leg, offline, recorded or [], check)
     try:

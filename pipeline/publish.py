@@ -19,11 +19,16 @@ import re
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
 from pipeline.export.hub import CONFIG_NAMES, Release, ReleaseError, assemble, write_release
+from pipeline.tasks.common import family_module, read_task_rows
+from pipeline.tools.registry import Toolbox
+from pipeline.validate import legs_file, validate_dir
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 TRANSIENT_STATUS = {408, 425, 429, 500, 502, 503, 504}
@@ -60,9 +65,6 @@ def validate_inputs(legs_dirs: list[Path], task_dirs: list[Path], settings, say:
                     task_settings=None) -> list[str]:
     """Re-run ``pipeline.validate`` on every run and each family's ``validate`` on every task set
     (task tool calls replay from ``task_settings``' cache, by default the legs' one)."""
-    from pipeline.tasks.common import family_module, read_task_rows
-    from pipeline.tools.registry import Toolbox
-    from pipeline.validate import legs_file, validate_dir
 
     problems: list[str] = []
     for d in legs_dirs:
@@ -190,7 +192,6 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         if not args.skip_validate:
-            from pipeline.config import ConfigError, load_settings
             try:
                 settings = load_settings(cache_path=args.cache, snapshot_dir=args.snapshot)
                 task_settings = settings.with_overrides(cache_path=args.tasks_cache) if args.tasks_cache else None
@@ -205,7 +206,6 @@ def main(argv: list[str] | None = None) -> int:
         release = assemble(args.repo_id, args.legs, args.tasks, include_unverified=args.include_unverified)
         for name, n in sorted(release.left_out.items()):
             say(f"{name}: left out {n} unverified rows (no prover checked them; --include-unverified keeps them)")
-        from pipeline.config import PROJECT_ROOT
         templates = PROJECT_ROOT / "templates"
         shard_kw = {"shard_rows": args.shard_rows} if args.shard_rows else {}
         with tempfile.TemporaryDirectory(prefix="legwork-release-") as tmp:
@@ -226,7 +226,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ReleaseError, PublishError) as exc:
         return fail(f"error: {exc}")
     except Exception:   # noqa: BLE001 - last line of defence against printing a token
-        import traceback
         return fail(f"unexpected error:\n{traceback.format_exc()}")
 
 

@@ -29,19 +29,20 @@ import sys
 from pathlib import Path
 
 from pipeline.agents.environments import LEG_SYSTEM_PROMPT as SYSTEM_PROMPT
-from pipeline.agents.environments import LegEnv, parse_digit, worked_solution
+from pipeline.agents.environments import instruction_text, parse_digit, worked_solution
 from pipeline.agents.loop import OVERRUN_NOTE, TOOL_OUTPUT_CHARS
+from pipeline.agents.modular import agent_from_args
 from pipeline.agents.runtime import agents_for, race, run_trial_async
+from pipeline.agents.tasks import main_tasks
 from pipeline.agents.trial import BROKEN, Budget, TrialResult, finished_trial, trial_dir_name, trial_label
-from pipeline.model import Leg
+from pipeline.config import load_settings
+from pipeline.export import DatasetNotFound, load_legs
+from pipeline.llm import LLMClient
+from pipeline.model import Leg, LegFormatError
 from pipeline.tools.registry import Toolbox
 from pipeline.tools.toollog import ToolLog, call_tool
 
 AGENTS = agents_for("legs")
-
-
-def instruction_text(leg: Leg) -> str:
-    return LegEnv(leg, ToolLog(None)).instructions()
 
 
 def run_trial(leg: Leg, agent: str, out_dir: Path, *, toolbox: Toolbox | None = None, seed: int = 0,
@@ -96,12 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--request-timeout-s", type=float, default=120.0, help="llm: limit of one request")
     a = ap.parse_args(argv)
     if a.tasks:
-        from pipeline.agents.tasks import main_tasks
         return main_tasks(a)
 
-    from pipeline.config import load_settings
-    from pipeline.export import DatasetNotFound, load_legs
-    from pipeline.model import LegFormatError
 
     try:
         legs = load_legs(a.legs)
@@ -113,11 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     toolbox = Toolbox(settings) if a.agent != "random" else None
     client = None
     if a.agent == "llm":
-        from pipeline.llm import LLMClient
         client = LLMClient(settings, toolbox.cache, timeout_s=a.request_timeout_s, max_attempts=a.max_retries + 1,
                            max_tokens=a.max_tokens)
     elif a.agent == "modular":
-        from pipeline.agents.modular import agent_from_args
         client = agent_from_args(a, settings, toolbox.cache, timeout_s=a.request_timeout_s,
                                  max_attempts=a.max_retries + 1, max_tokens=a.max_tokens)
     out = Path(a.out)

@@ -16,7 +16,12 @@ reference means the same thing everywhere.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pipeline import expressions
+
+if TYPE_CHECKING:
+    from pipeline.model import Stop
 
 STOP, STEP, CODE = "$stop", "$step", "$code"
 _MARKERS = (STOP, STEP, CODE)
@@ -156,6 +161,15 @@ def remap(spec: Any, mapping: Mapping[int, int]) -> Any:
     return {k: remap(v, mapping) for k, v in spec.items()}
 
 
+def value_inputs(stop: Stop) -> list[int]:
+    """The stops whose values this stop computes with."""
+    if stop.source_stop is not None:
+        return [stop.source_stop]
+    if stop.expression:
+        return expressions.references(stop.expression)
+    return stop_indices([step.args for step in stop.tool_chain])
+
+
 __all__ = [
     "UnresolvedReference",
     "code_ref",
@@ -170,4 +184,5 @@ __all__ = [
     "step_ref",
     "stop_indices",
     "stop_ref",
+    "value_inputs",
 ]

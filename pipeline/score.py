@@ -13,19 +13,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rich.console import Console
+from rich.table import Table
+
+from pipeline.cache import CallCache
+from pipeline.config import load_settings
+from pipeline.export import DatasetNotFound, load_legs
+from pipeline.model import LegFormatError
+from pipeline.scoring.judges import make_judge
 from pipeline.scoring.metrics import TrialScore, aggregate, score_trials
+from pipeline.scoring.tasks import main as score_tasks
+from pipeline.scoring.trials import load_trials
+from pipeline.snapshot.store import SnapshotStore
 
 
 def _resolver(snapshot: str | None) -> Callable | None:
     if not snapshot:
         return None
-    from pipeline.snapshot.store import SnapshotStore  # written by the snapshot helper
     return SnapshotStore.open(snapshot).resolve
 
 
 def write_trials(scores: list[TrialScore], out: Path) -> tuple[Path, Path]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     jsonl = out.with_name(out.stem + ".trials.jsonl")
     parquet = out.with_name(out.stem + ".trials.parquet")
@@ -53,8 +63,6 @@ def _fmt(x: Any, pct: bool = False) -> str:
 
 
 def print_table(report: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
 
     t = Table(title="Legwork race scores (FA, PVR, RCR, errors in %)")
     for col in ("agent", "variant", "level", "n", "FA", "PVR", "RCR", "inter", "nav err", "tool err", "comp err",
@@ -83,13 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="report JSON path")
     a = ap.parse_args(argv)
     if a.tasks:
-        from pipeline.scoring.tasks import main as score_tasks
         return score_tasks(a.tasks, a.runs, a.out)
 
-    from pipeline.export import DatasetNotFound, load_legs
-    from pipeline.model import LegFormatError
-    from pipeline.scoring.judges import make_judge
-    from pipeline.scoring.trials import load_trials
 
     try:
         legs = load_legs(a.legs)
@@ -100,8 +103,6 @@ def main(argv: list[str] | None = None) -> int:
     resolve = _resolver(a.snapshot)
     settings = cache = None
     if a.judge == "llm":
-        from pipeline.cache import CallCache
-        from pipeline.config import load_settings
         settings = load_settings(llm_base_url=a.llm_base_url, llm_model=a.llm_model)
         cache = CallCache(settings.cache_path)
     judge = make_judge(a.judge, resolve=resolve, settings=settings, cache=cache)

@@ -17,8 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
+from pipeline.acceptance import leg_invariants
+from pipeline.cache import CallCache
 from pipeline.config import ConfigError, load_settings
-from pipeline.invariants import TraceCheck
+from pipeline.export import DatasetNotFound, load_legs
+from pipeline.invariants import TraceCheck, check_golden_trace, summarize
+from pipeline.model import LegFormatError
+from pipeline.stages.base import StageContext
+from pipeline.tools.registry import Toolbox
 
 
 def legs_file(path: Path) -> Path:
@@ -38,8 +44,6 @@ class TraceChecker:
     in front of it. ``totals`` adds up how every call was checked."""
 
     def __init__(self, settings, *, allow_simulated: bool = True, from_cache: bool = False):
-        from pipeline.cache import CallCache
-        from pipeline.tools.registry import Toolbox
         self._scratch = tempfile.TemporaryDirectory(prefix="legwork-validate-")
         self._caches = [CallCache(Path(self._scratch.name) / "calls.sqlite")]
         # Offline everywhere, whatever backends the caller's settings name: the point is to
@@ -57,7 +61,6 @@ class TraceChecker:
         self.totals = TraceCheck()
 
     def check(self, leg) -> TraceCheck:
-        from pipeline.invariants import check_golden_trace
         result = check_golden_trace(leg, self.offline, self.recorded)
         self.totals.add(result)
         return result
@@ -97,8 +100,6 @@ def check_legs(legs, settings, *, params: dict | None = None, replay: bool = Tru
     """leg_id -> invariant name -> violations (empty: holds), and how the traced calls were checked.
     With ``replay`` every golden trace is executed again offline (no cache needed; ``from_cache``
     lets the generator's cache answer what it holds)."""
-    from pipeline.acceptance import leg_invariants
-    from pipeline.stages.base import StageContext
 
     params = params or {}
     allow_sim = not params.get("no_simulated", False)
@@ -115,8 +116,6 @@ def check_legs(legs, settings, *, params: dict | None = None, replay: bool = Tru
 
 def validate_run(path, settings, *, from_cache: bool = False) -> Validation:
     """Every invariant of every leg of a dataset in any form ``export.load_legs`` reads; needs no cache."""
-    from pipeline.export import load_legs
-    from pipeline.invariants import summarize
 
     started = time.monotonic()
     info = run_info(path)
@@ -154,8 +153,6 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
-    from pipeline.export import DatasetNotFound
-    from pipeline.model import LegFormatError
     try:
         result = validate_run(args.path, settings, from_cache=args.from_cache)
     except (DatasetNotFound, LegFormatError) as exc:

@@ -102,7 +102,7 @@ def task_solutions(rows: list[dict]) -> dict[str, Solution]:
 
 
 def leg_solutions(legs) -> dict[str, Solution]:
-    from pipeline.race import instruction_text
+    from pipeline.agents.environments import instruction_text
     return {instruction_text(leg): Solution(
         leg.leg_id, "legs", [{"kind": "call", "tool": t.tool, "args": t.args} for t in leg.trace] +
         [{"kind": "answer", "value": str(leg.passcode)}], str((leg.passcode + 1) % 10)) for leg in legs}

@@ -18,16 +18,9 @@ from hypothesis import strategies as st
 
 from pipeline.cache import canonical_json
 from pipeline.config import ConfigError, load_settings
+from pipeline.tools.errors import MalformedResponse, ServiceFailure, ToolError, ToolTimeout
 from pipeline.tools.faults import FaultInjector, fault_scope, parse_faults
-from pipeline.tools.registry import (
-    MalformedResponse,
-    ServiceFailure,
-    Toolbox,
-    ToolError,
-    ToolTimeout,
-    check_response,
-    noting_failures,
-)
+from pipeline.tools.registry import Toolbox, check_response, noting_failures
 
 GEOCODE = "maps_geocode"
 WIKI = "https://en.wikipedia.org/wiki/"
@@ -127,7 +120,7 @@ def test_latency_answers_and_retries_ride_out_faults(tmp_path):
 
 
 def test_the_client_retries_transient_failures_with_backoff(tmp_path, monkeypatch):
-    """A transient failure (the kinds named in registry.TRANSIENT_FAILURES) is retried tool_retries
+    """A transient failure (the kinds named in errors.TRANSIENT_FAILURES) is retried tool_retries
     times with exponential backoff before it reaches the caller; injected faults back off by the
     spec's backoff_ms (0: no real sleep); every failed try is noted with its outcome."""
     from pipeline.tools import registry
@@ -139,7 +132,7 @@ def test_the_client_retries_transient_failures_with_backoff(tmp_path, monkeypatc
     def flaky(args, ctx):      # a service that fails twice, then answers
         tries[args["address"]] += 1
         if tries[args["address"]] <= 2:
-            raise registry.ServiceFailure("maps_geocode: HTTP 503")
+            raise ServiceFailure("maps_geocode: HTTP 503")
         return {"lat": 1.0, "lon": 2.0, "provenance": "offline-data", "source": "test"}
     registry._load_backends()
     monkeypatch.setitem(registry._IMPLEMENTATIONS, (GEOCODE, "offline"), flaky)

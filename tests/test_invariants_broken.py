@@ -21,8 +21,8 @@ from pipeline import invariants as inv
 from pipeline.acceptance import leg_invariant_failures, leg_invariants
 from pipeline.config import load_settings
 from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, TraceEntry
-from pipeline.refs import is_stop_ref
-from pipeline.stages.base import StageContext, value_inputs
+from pipeline.refs import is_stop_ref, value_inputs
+from pipeline.stages.base import StageContext
 from pipeline.stages.verbalize import forbidden_names
 from pipeline.validate import TraceChecker
 
@@ -691,8 +691,8 @@ class FakeToolbox:
         self.response, self.calls, self.asked = response, 0, []
 
     def call(self, name, args):
-        from pipeline.cache import canonical_json
-        from pipeline.tools.registry import ReplayMiss, ToolResult
+        from pipeline.cache import ReplayMiss, canonical_json
+        from pipeline.tools.registry import ToolResult
         self.calls += 1
         self.asked.append((name, args))
         if self.response is None:

@@ -14,7 +14,7 @@ import pytest
 from live_http import Answer, ScriptedServer
 
 from pipeline.config import load_settings
-from pipeline.tools.backends.live.http import LiveServiceError
+from pipeline.tools.errors import LiveServiceError
 from pipeline.tools.registry import Toolbox
 
 WIKITEXT = Path(__file__).resolve().parent / "fixtures" / "live"   # a real article, served by the stand-in API

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.config import load_settings
+from pipeline.mathtools.safe_eval import calculate
 from pipeline.tasks.common import write_task_table
 from pipeline.tasks.math import competition, metrics
 from pipeline.tasks.math.answers import answer_json
@@ -33,7 +34,6 @@ from pipeline.tasks.math.dataset import (
     validate,
 )
 from pipeline.tasks.math.derived import KINDS, derived_rows
-from pipeline.tasks.math.safe_eval import calculate
 from pipeline.tools.registry import Toolbox
 
 NEW = [f.name for f in competition.FAMILIES]

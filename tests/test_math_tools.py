@@ -4,9 +4,10 @@ import time
 import pytest
 
 from pipeline.config import load_settings
-from pipeline.tasks.math.safe_eval import CalcError, calculate, run_bounded
-from pipeline.tasks.math.search import load_corpus, search
-from pipeline.tools.registry import ToolArgumentError, Toolbox
+from pipeline.mathtools.safe_eval import CalcError, calculate, run_bounded
+from pipeline.mathtools.search import load_corpus, search
+from pipeline.tools.errors import ToolArgumentError
+from pipeline.tools.registry import Toolbox
 
 
 @pytest.fixture(scope="module")

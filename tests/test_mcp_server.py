@@ -20,7 +20,6 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from pipeline.tools.cli import truncate
 from pipeline.tools.serve import (
     ANSWER_TOOL,
     CallRefused,
@@ -31,6 +30,7 @@ from pipeline.tools.serve import (
     is_loopback,
     prepare,
 )
+from pipeline.tools.toollog import truncate
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,8 @@ import gzip
 import pytest
 
 from pipeline.config import load_settings
-from pipeline.tools.registry import SimulatedRefused, Toolbox
+from pipeline.tools.errors import SimulatedRefused
+from pipeline.tools.registry import Toolbox
 from pipeline.world import package_file
 from pipeline.world.geo import haversine_km
 

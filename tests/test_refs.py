@@ -27,7 +27,8 @@ from pipeline.model import (
     Transition,
     leg_row,
 )
-from pipeline.stages.base import reindex, value_inputs
+from pipeline.refs import value_inputs
+from pipeline.stages.base import reindex
 from pipeline.tools.registry import Toolbox
 
 _HERE = Path(__file__).resolve()

@@ -10,7 +10,8 @@ import pytest
 from pipeline.config import ConfigError, load_settings
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import ROADBLOCK, Stop, ToolStep
-from pipeline.tools.registry import Toolbox, ToolError, ToolUnavailable
+from pipeline.tools.errors import ToolError, ToolUnavailable
+from pipeline.tools.registry import Toolbox
 from pipeline.tools.sandbox import SandboxUnavailable, available_isolations, run_python
 
 CODE = {"code": "print(6*7)"}

@@ -24,8 +24,9 @@ from pipeline.model import (
     Leg,
     Stop,
 )
+from pipeline.refs import value_inputs
 from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalidate, verbalize
-from pipeline.stages.base import Rejected, StageContext, value_inputs
+from pipeline.stages.base import Rejected, StageContext
 from pipeline.stages.build import make_roadblock
 from pipeline.stages.plan import shapes
 from pipeline.stages.prevalidate import roadblocks_to_keep

@@ -36,8 +36,16 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cache import canonical_json
+from pipeline.execute import execute_leg
+from pipeline.tasks.atp.verify import check_proof
 from pipeline.tasks.common import GoldenTrace
+from pipeline.tasks.git.replay import GitCommandError, Repo, replay, split_commands
+from pipeline.tasks.git.trees import default_tree, level_flags, parse_tree, trees_match
 from pipeline.tasks.math import MAX_TRACE_CALLS
+from pipeline.tasks.math.answers import check_answer
+from pipeline.tasks.os import agentbench
+from pipeline.tasks.os.sandbox import run_session, sandbox_available
+from pipeline.tools.spec import openai_schema
 from pipeline.tools.toollog import ToolLog, call_tool
 
 OBSERVATION_CHARS = 8000
@@ -313,7 +321,6 @@ class LegEnv(Environment):
         if leg.trace:
             actions = [("act", t.tool, t.args) for t in leg.trace]
         else:
-            from pipeline.execute import execute_leg
             execute_leg(leg, _LoggedToolbox(self.toolbox, self.log), failures={})
             actions = []
         return actions + [("message", worked_solution(leg, answer)), ("reply", f"ANSWER: {answer}" if answer else "")]
@@ -365,6 +372,11 @@ class TaskEnv(Environment):
         return text
 
 
+def instruction_text(leg) -> str:
+    """What a racing agent is told about ``leg``: its seed URL and riddle (``LegEnv.instructions``)."""
+    return LegEnv(leg, ToolLog(None)).instructions()
+
+
 class MathEnv(TaskEnv):
     family = "math"
     max_steps = MATH_STEPS
@@ -375,7 +387,6 @@ class MathEnv(TaskEnv):
                      "as the problem asks).")
 
     def tool_schemas(self) -> list[dict]:
-        from pipeline.tools.spec import openai_schema
         return [openai_schema(name) for name in MATH_TOOLS]
 
     def act(self, name: str, args: dict) -> str:
@@ -400,7 +411,6 @@ class MathEnv(TaskEnv):
         return [("reply", f"ANSWER: {rng.randint(-20, 20)}")]
 
     def judge(self) -> Judgement:
-        from pipeline.tasks.math.answers import check_answer
         if self.answer is None:
             return Judgement(True, False, "no answer")
         ok = check_answer(self.answer, self.answer_ref)
@@ -435,7 +445,6 @@ class AtpEnv(TaskEnv):
         return body if body.endswith("\n") else body + "\n"
 
     def reply(self, text: str) -> str | None:
-        from pipeline.tasks.atp.verify import check_proof
         proof = self.candidate(text)
         self.answer = proof
         self.check = check_proof(self.language, self.statement, proof, self.theorem)
@@ -486,8 +495,6 @@ class OsEnv(TaskEnv):
                      f"{OS_STEPS} commands.")
 
     def __init__(self, row, log, toolbox=None):
-        from pipeline.tasks.os import agentbench
-        from pipeline.tasks.os.sandbox import sandbox_available
         super().__init__(row, log, toolbox)
         self.task = self.meta["agentbench"]
         self.commands: list[str] = []
@@ -497,7 +504,6 @@ class OsEnv(TaskEnv):
         self.match = agentbench.match_value(self.task) if self.runnable else None
 
     def _setup(self) -> list[tuple[str, str]]:
-        from pipeline.tasks.os import agentbench
         return [(name, script) for name, script in (("init", agentbench.init_script(self.task)),
                                                      ("start", agentbench.start_script(self.task))) if script]
 
@@ -509,7 +515,6 @@ class OsEnv(TaskEnv):
                 _fn("finish", "Say the task is done (ends the task).", {}, [])]
 
     def act(self, name: str, args: dict) -> str:
-        from pipeline.tasks.os.sandbox import run_session
         if name == "answer":
             self.answer, self.done = str(args.get("answer", "")), True
             return "answer submitted"
@@ -559,8 +564,6 @@ class OsEnv(TaskEnv):
         return actions + [("act", "finish", {})]
 
     def judge(self) -> Judgement:
-        from pipeline.tasks.os import agentbench
-        from pipeline.tasks.os.sandbox import run_session
         if not self.runnable:
             return Judgement(False, None, f"not runnable here: {self.why}")
         if self.match is not None:
@@ -582,8 +585,6 @@ class GitEnv(TaskEnv):
                      f"matches the goal tree, reply without a tool call. At most {GIT_STEPS} commands.")
 
     def __init__(self, row, log, toolbox=None):
-        from pipeline.tasks.git.replay import Repo
-        from pipeline.tasks.git.trees import default_tree
         super().__init__(row, log, toolbox)
         self.level = self.meta["level"]
         self.start = self.level.get("startTree") or default_tree()
@@ -629,12 +630,10 @@ class GitEnv(TaskEnv):
         return "the tree has not changed for two steps" if unchanged >= 2 else None
 
     def oracle_actions(self) -> list[tuple]:
-        from pipeline.tasks.git.replay import split_commands
         return [("act", "git", {"command": c}) for c in split_commands(self.answer_ref["solutionCommand"])] + \
             [("reply", "done")]
 
     def random_actions(self, rng: random.Random) -> list[tuple]:
-        from pipeline.tasks.git.trees import parse_tree
         tree = parse_tree(self.start)
         branches = sorted(b for b in tree["branches"] if not b.startswith("o/"))
         commits = sorted(tree["commits"])
@@ -645,8 +644,6 @@ class GitEnv(TaskEnv):
         return [("act", "git", {"command": command}), ("reply", "done")]
 
     def judge(self) -> Judgement:
-        from pipeline.tasks.git.replay import GitCommandError, replay
-        from pipeline.tasks.git.trees import level_flags, trees_match
         try:
             tree, _ = replay(self.start, self.accepted)
         except GitCommandError as exc:

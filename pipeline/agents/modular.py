@@ -57,7 +57,7 @@ from pipeline.agents.loop import OVERRUN_NOTE, ask_model
 from pipeline.agents.trial import Budget, TrialResult
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT
-from pipeline.llm import LLMError
+from pipeline.llm import LLMClient, LLMError
 
 ROLES = ("planning", "reasoning", "action", "reflection")
 LETTERS = {"planning": "P", "reasoning": "R", "action": "A", "reflection": "F"}
@@ -158,8 +158,6 @@ def make_agent(settings, cache, modules: dict[str, str], default: ModelSpec, tes
                prompts_dir: Path | None = None, max_steps: int | None = None, **client_options) -> ModularAgent:
     """A ``ModularAgent`` with one ``LLMClient`` per distinct model (``client_options``: ``timeout_s``,
     ``max_attempts``, ``max_tokens``)."""
-    from pipeline.llm import LLMClient
-
     specs = {"default": default} | ({"test": test} if test is not None else {})
     missing = [LETTERS[r] for r in ROLES if modules[r] not in specs]
     if missing:

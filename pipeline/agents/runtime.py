@@ -19,6 +19,7 @@ servers; the scripted agents run in threads), skipping finished trials.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.agents.environments import Environment, environment_for
+from pipeline.agents.loop import run_llm_loop
+from pipeline.agents.modular import run_modular
+from pipeline.agents.solver import RiddleView, solve
 from pipeline.agents.trial import (
     TRIAL_KEYS,
     Budget,
@@ -38,6 +42,7 @@ from pipeline.agents.trial import (
     trial_label,
     write_record,
 )
+from pipeline.tools.faults import fault_scope
 
 
 @dataclass
@@ -98,9 +103,6 @@ async def random_agent(env: Environment, ctx: TrialContext) -> TrialResult:
 
 @register_agent("solver", ("legs",))
 async def solver_agent(env: Environment, ctx: TrialContext) -> TrialResult:
-    import json
-
-    from pipeline.agents.solver import RiddleView, solve
     start = time.monotonic()
     leg, log = env.leg, env.log
     solution = solve(RiddleView(riddle=leg.riddle, seed_url=leg.seed_url), env.toolbox,
@@ -118,7 +120,6 @@ async def solver_agent(env: Environment, ctx: TrialContext) -> TrialResult:
 
 @register_agent("llm", llm=True)
 async def llm_agent(env: Environment, ctx: TrialContext) -> TrialResult:
-    from pipeline.agents.loop import run_llm_loop
     if ctx.client is None:
         raise ValueError("the llm agent needs an LLM client")
     result = await run_llm_loop(env, ctx.client, agent=ctx.label, seed=ctx.seed, budget=ctx.budget)
@@ -129,7 +130,6 @@ async def llm_agent(env: Environment, ctx: TrialContext) -> TrialResult:
 
 @register_agent("modular", llm=True)
 async def modular_agent(env: Environment, ctx: TrialContext) -> TrialResult:
-    from pipeline.agents.modular import run_modular
     if ctx.client is None:
         raise ValueError("the modular agent needs a ModularAgent (pipeline.agents.modular) as its client")
     return await run_modular(env, ctx.client, seed=ctx.seed, budget=ctx.budget)
@@ -215,8 +215,6 @@ async def race(items: list, agent: str, out_dir: Path, *, toolbox=None, seed: in
                on_trial: Callable[[Any, Path], None] | None = None) -> tuple[list[Path], int]:
     """Every item's trial, ``concurrency`` at a time; finished trials are skipped (a re-run resumes).
     Returns the trial dirs in item order and how many were skipped."""
-    from pipeline.tools.faults import fault_scope
-
     gate = asyncio.Semaphore(max(1, concurrency))
     skipped = 0
     label = trial_label(agent, client)

@@ -41,7 +41,8 @@ from pipeline.model import TraceEntry
 from pipeline.snapshot.page import infobox_kind, subject_name, title_to_url
 from pipeline.stages.build import expand_params, instantiate_args
 from pipeline.stages.facts import SENTENCE_SPLIT
-from pipeline.tools.registry import SimulatedRefused, ToolArgumentError, Toolbox
+from pipeline.tools.errors import SimulatedRefused, ToolArgumentError
+from pipeline.tools.registry import Toolbox
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
 SOLVED, AMBIGUOUS, FAILED = "solved", "ambiguous", "failed"

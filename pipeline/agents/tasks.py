@@ -67,9 +67,14 @@ from pipeline.agents.environments import (
     Judgement,
     TaskEnv,
 )
+from pipeline.agents.modular import agent_from_args
 from pipeline.agents.runtime import agents_for, race, run_trial
 from pipeline.agents.trial import TRIAL_KEYS, Budget, finished_trial, trial_dir_name, trial_label
+from pipeline.cache import CallCache
+from pipeline.config import load_settings
+from pipeline.llm import LLMClient
 from pipeline.tasks.common import FAMILIES, read_task_rows
+from pipeline.tools.registry import Toolbox
 
 TASK_AGENTS = agents_for("math")
 MAX_TOKENS = 2048            # completion tokens per llm request
@@ -110,8 +115,6 @@ def race_task_set(task_dir: Path, agent: str, out_dir: Path, *, settings=None, l
                   client_options: dict | None = None) -> RaceSummary:
     """Run ``agent`` on every task of ``task_dir`` (the first ``limit``), skipping finished trials;
     ``workers`` trials at a time (``pipeline.agents.runtime.race``)."""
-    from pipeline.tools.registry import Toolbox
-
     if agent not in TASK_AGENTS:
         raise ValueError(f"agent {agent!r} does not race on task sets; choose one of {', '.join(TASK_AGENTS)}")
     if agent == "modular" and client is None:
@@ -125,10 +128,8 @@ def race_task_set(task_dir: Path, agent: str, out_dir: Path, *, settings=None, l
                                                   r["task_id"])]
     toolbox = None
     if todo and (agent in ("llm", "modular") or any(r["family"] == "math" for r in todo)):
-        from pipeline.config import load_settings
         toolbox = Toolbox(settings or load_settings())
     if agent == "llm" and todo and client is None:
-        from pipeline.llm import LLMClient
         client = LLMClient(toolbox.settings, toolbox.cache, **(client_options or {}))
 
     def report(row: dict, d: Path) -> None:
@@ -158,8 +159,6 @@ def print_race_summary(trials: list[Path]) -> None:
 
 def main_tasks(a) -> int:
     """``python -m pipeline.race --tasks DIR ...`` (``a``: the race CLI's parsed arguments)."""
-    from pipeline.config import load_settings
-
     if a.agent not in TASK_AGENTS:
         raise SystemExit(f"--tasks races the agents {', '.join(TASK_AGENTS)}, not {a.agent!r}")
     if not read_task_rows(Path(a.tasks)):
@@ -169,8 +168,6 @@ def main_tasks(a) -> int:
                              faults=getattr(a, "faults", None))
     client = None
     if a.agent == "modular":
-        from pipeline.agents.modular import agent_from_args
-        from pipeline.cache import CallCache
         client = agent_from_args(a, settings, CallCache(settings.cache_path),
                                  timeout_s=getattr(a, "request_timeout_s", 120.0),
                                  max_attempts=getattr(a, "max_retries", 3) + 1,

@@ -18,6 +18,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
+from pipeline.export.aar import aar_to_leg, read_aar_dir
 from pipeline.model import Leg
 
 # "org/name" or "org/name:config", the way the hub names a dataset repository
@@ -45,13 +48,11 @@ def load_legs(dataset: Any, *, accepted_only: bool = True) -> list[Leg]:
     if p.is_file() and p.suffix == ".parquet":
         return _legs_from_parquet([p], accepted_only)
     if p.is_file() and p.suffix == ".json":
-        from pipeline.export.aar import aar_to_leg
         return [aar_to_leg(json.loads(p.read_text(encoding="utf-8")))]
     if p.is_dir():
         shards = leg_shards(p)
         if shards:
             return _legs_from_parquet(shards, accepted_only)
-        from pipeline.export.aar import read_aar_dir
         legs = read_aar_dir(p)
         if legs:
             return legs
@@ -69,7 +70,6 @@ def leg_shards(folder: Path) -> list[Path]:
 
 
 def _legs_from_parquet(paths: list[Path], accepted_only: bool) -> list[Leg]:
-    import pyarrow.parquet as pq
     legs: list[Leg] = []
     for path in paths:
         table = pq.read_table(path)

@@ -7,6 +7,12 @@ import json
 import sys
 from pathlib import Path
 
+from pipeline.export import load_legs
+from pipeline.export.aar import write_aar_dir
+from pipeline.export.harbor import IMAGE_NAME, SHARED, export_harbor
+from pipeline.export.hub import ConfigData, read_task_dir, unverified, write_shards
+from pipeline.export.trajectories import CONFIG, TRAJECTORY_SCHEMA, Origin, run_origin, trajectory_rows
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.export", description=__doc__)
@@ -34,10 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--include-unverified", action="store_true", help="also ATP rows no prover verified")
     a = ap.parse_args(argv)
 
-    from pipeline.export import load_legs
     if a.format == "harbor":
-        from pipeline.export.harbor import IMAGE_NAME, SHARED, export_harbor
-        from pipeline.export.trajectories import run_origin
         paths = export_harbor(load_legs(a.dataset), a.out_dir, snapshot_dir=a.snapshot, world_dir=a.world,
                               wheel=a.wheel, image_name=a.image_name or IMAGE_NAME, origin=run_origin(a.dataset),
                               agent_allowed_hosts=a.agent_allow_host)
@@ -46,13 +49,10 @@ def main(argv: list[str] | None = None) -> int:
               f"build it once with {a.out_dir}/build-image.sh)")
         return 0
     if a.format == "aar":
-        from pipeline.export.aar import write_aar_dir
         paths = write_aar_dir(load_legs(a.dataset), a.out_dir)
         print(f"{len(paths)} aar legs written to {a.out_dir}")
         return 0
 
-    from pipeline.export.hub import ConfigData, read_task_dir, unverified, write_shards
-    from pipeline.export.trajectories import CONFIG, TRAJECTORY_SCHEMA, Origin, run_origin, trajectory_rows
     if not a.dataset and not a.tasks:
         ap.error("trajectories: give at least one leg dataset or --tasks DIR")
     legs = [(leg, run_origin(d) if Path(d).exists() else Origin(f"hub:{d}")) for d in a.dataset

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from pipeline import refs
 from pipeline.model import (
@@ -454,7 +455,6 @@ def aar_to_leg(d: dict, *, variant: str | None = None, leg_id: str | None = None
 def _title_of(url: str | None) -> str | None:
     if not url:
         return None
-    from urllib.parse import unquote
     return unquote(url.rsplit("/wiki/", 1)[-1]).replace("_", " ")
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from pipeline.cache import canonical_json
+from pipeline.cache import canonical_json, file_sha256
 from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.export.harbor_schema import HARBOR_TASK_SCHEMA_VERSION, task_problems, trajectory_problems
 from pipeline.export.trajectories import Origin, atif_trajectory, leg_trajectory
@@ -121,7 +121,6 @@ def wheel_digest(wheel: Path) -> str:
 
 
 def _tree_digest(root: Path) -> str:
-    from pipeline.cache import file_sha256
     lines = [f"{f.relative_to(root).as_posix()} {file_sha256(f)}" for f in sorted(root.rglob("*")) if f.is_file()]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 

@@ -23,13 +23,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
+from pipeline.acceptance import run_acceptance
 from pipeline.cache import canonical_json, file_sha256
+from pipeline.export import load_legs
 from pipeline.export.trajectories import CONFIG as TRAJECTORY_CONFIG
 from pipeline.export.trajectories import TRAJECTORY_SCHEMA, Origin, trajectory_rows
 from pipeline.model import LEVELS, Leg, leg_summary
+from pipeline.report.stats import world_spread
+from pipeline.tasks.common import TASK_SCHEMA
+from pipeline.tasks.math.dataset import DERIVED_SCHEMA
 
 SHARD_ROWS = 500            # rows per Parquet shard (the hub viewer and partial downloads like small files)
 ROW_GROUP_ROWS = 100        # rows per row group inside a shard
@@ -75,8 +82,6 @@ LEG_SCHEMA = pa.schema([
 
 
 def _task_schemas() -> tuple[pa.Schema, pa.Schema]:
-    from pipeline.tasks.common import TASK_SCHEMA
-    from pipeline.tasks.math.dataset import DERIVED_SCHEMA
     # The task columns stay as ``pipeline.tasks`` writes them, so ``python -m pipeline.tasks validate``
     # reads a downloaded config directly; ``n_tool_calls`` is added for filtering.
     return TASK_SCHEMA.append(pa.field("n_tool_calls", pa.int64(), nullable=False)), DERIVED_SCHEMA
@@ -176,15 +181,12 @@ def leg_record(leg: Leg) -> dict[str, Any]:
 
 
 def read_run(run_dir: Path) -> RunSource:
-    from pipeline.export import load_legs
-
     run_dir = Path(run_dir)
     legs_path = run_dir / "legs.parquet" if run_dir.is_dir() else run_dir
     if not legs_path.is_file():
         raise ReleaseError(f"no legs.parquet at {run_dir}")
     run_json = legs_path.parent / "run.json"
     info = json.loads(run_json.read_text()) if run_json.is_file() else {}
-    from pipeline.acceptance import run_acceptance
     return RunSource(digest=info.get("digest", "unknown"), params=info.get("params", {}),
                      legs_sha256=file_sha256(legs_path), legs=load_legs(legs_path), snapshot=info.get("snapshot"),
                      acceptance=run_acceptance(legs_path))
@@ -379,8 +381,6 @@ def front_matter(release: Release) -> dict[str, Any]:
 
 
 def render_card(release: Release, templates_dir: Path) -> str:
-    import jinja2
-    import yaml
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir)), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
@@ -390,7 +390,6 @@ def render_card(release: Release, templates_dir: Path) -> str:
     leg_levels = {name: dict(sorted(Counter(r["level"] for r in c.rows).items(),
                                     key=lambda kv: LEVELS.index(kv[0]) if kv[0] in LEVELS else 99))
                   for name, c in release.configs.items() if c.kind == "legs"}
-    from pipeline.report.stats import world_spread
     spread = world_spread([leg for run in release.runs for leg in run.legs]) if release.runs else []
     return env.get_template(TEMPLATE).render(
         front_matter=meta, repo_id=release.repo_id, configs=configs, runs=release.runs, spread=spread,

@@ -3,7 +3,7 @@
 A row (``TRAJECTORY_SCHEMA``) is what an agent racing the item would say and see if it followed the
 golden trace exactly:
 
-* ``messages``: the system prompt the racing agents get (``pipeline.race.SYSTEM_PROMPT`` for legs, the
+* ``messages``: the system prompt the racing agents get (``pipeline.agents.environments.LEG_SYSTEM_PROMPT`` for legs, the
   family environment's for tasks), the user turn (seed URL and riddle, or the task prompt), then one
   assistant turn per traced call (``tool_calls``: id, type ``function``, name, canonical JSON
   arguments) followed by a ``tool`` turn with the exact traced response (``tool_call_id``), and the
@@ -32,11 +32,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from pipeline.agents.environments import LEG_SYSTEM_PROMPT, instruction_text
 from pipeline.agents.tasks import ENVIRONMENTS, oracle_actions
 from pipeline.cache import canonical_json
 from pipeline.export.harbor_schema import ATIF_SCHEMA_VERSION
 from pipeline.model import Leg, simulated_share
-from pipeline.race import SYSTEM_PROMPT, instruction_text
 from pipeline.tasks.common import GoldenTrace
 from pipeline.tools.spec import TOOLS, openai_schema
 from pipeline.tools.toollog import ToolLog
@@ -121,7 +121,7 @@ def leg_trajectory(leg: Leg, origin: Origin = Origin()) -> dict[str, Any]:
     """One row for an accepted leg (it needs its passcode and golden trace)."""
     if leg.passcode is None or not leg.trace:
         raise ValueError(f"{leg.leg_id}: no passcode or no golden trace (not an accepted leg)")
-    messages = [_turn("system", SYSTEM_PROMPT), _turn("user", instruction_text(leg))]
+    messages = [_turn("system", LEG_SYSTEM_PROMPT), _turn("user", instruction_text(leg))]
     messages += _tool_turns((t.tool, t.args, t.response) for t in leg.trace)
     messages.append(_turn("assistant", final_answer(leg)))
     return {"trajectory_id": f"leg/{leg.leg_id}", "messages": messages,

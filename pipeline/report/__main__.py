@@ -11,6 +11,9 @@ import json
 import sys
 from pathlib import Path
 
+from pipeline.config import ConfigError, load_settings
+from pipeline.report.site import write_report
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.report", description=__doc__.split("\n\n")[1].split("\n")[0])
@@ -25,8 +28,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--snapshot", type=Path, help="snapshot directory for the page checks (default: settings)")
     a = ap.parse_args(argv)
 
-    from pipeline.config import ConfigError, load_settings
-    from pipeline.report.site import write_report
 
     try:
         settings = load_settings(cache_path=a.cache, snapshot_dir=a.snapshot)

@@ -8,6 +8,7 @@ from typing import Any
 
 import networkx as nx
 
+from pipeline.invariants import dependency_graph
 from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, Leg
 
 KIND_COLOURS = {
@@ -50,8 +51,6 @@ def dependency_layers(leg: Leg) -> tuple[list[list[int]], dict[int, float]]:
     """Stops grouped by longest-path depth over ``depends_on`` (layer = topological generation),
     and a row for each: a stop sits near the mean row of its dependencies (fewer, shorter
     crossings), in order, one row apart; diamond parts stay together."""
-    from pipeline.invariants import dependency_graph
-
     g = dependency_graph(leg)
     try:
         generations = [sorted(gen) for gen in nx.topological_generations(g)]
@@ -75,8 +74,6 @@ def dependency_layers(leg: Leg) -> tuple[list[list[int]], dict[int, float]]:
 
 def dag_picture(leg: Leg) -> dict[str, Any]:
     """Nodes, edges and diamond outlines of a leg in pixels (layers left to right)."""
-    from pipeline.invariants import dependency_graph
-
     g = dependency_graph(leg)
     layers, row = dependency_layers(leg)
     # networkx places the layers (columns, one unit apart after its rescaling); rows come from

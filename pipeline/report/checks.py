@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.model import Leg
+from pipeline.validate import check_legs as validate_legs
 
 if TYPE_CHECKING:
     from pipeline.invariants import TraceCheck
@@ -29,7 +30,6 @@ def check_legs(legs: list[Leg], settings, params: dict[str, Any] | None = None, 
                calls: TraceCheck | None = None, from_cache: bool = False) -> dict[str, dict[str, list[str]]]:
     """leg_id -> invariant name -> violations, as ``pipeline.validate`` checks them; ``calls``, when
     given, adds up how the traced calls were checked."""
-    from pipeline.validate import check_legs as validate_legs
     results, totals = validate_legs(legs, settings, params=params, replay=replay, from_cache=from_cache)
     if calls is not None:
         calls.add(totals)

@@ -6,6 +6,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.acceptance import run_acceptance
+from pipeline.catalog import diamond_types, roadblock_templates
+from pipeline.export import load_legs
+from pipeline.invariants import TraceCheck
+from pipeline.report.checks import check_legs, run_params
+from pipeline.report.exposure import search_exposure
+from pipeline.report.render import render_report
+from pipeline.tools.registry import Toolbox
+from pipeline.validate import calls_summary
+
 
 @dataclass
 class ReportSite:
@@ -19,13 +29,6 @@ def write_report(datasets: list[str | Path], out: Path, settings, *, check_invar
                  from_cache: bool = False, runs_report: dict[str, Any] | None = None) -> ReportSite:
     """Write ``out/index.html`` and a page per leg for the legs of ``datasets`` (any form
     ``export.load_legs`` reads); raises ``FileNotFoundError`` for a dataset that is not there."""
-    from pipeline.acceptance import run_acceptance
-    from pipeline.catalog import diamond_types, roadblock_templates
-    from pipeline.export import load_legs
-    from pipeline.invariants import TraceCheck
-    from pipeline.report.checks import check_legs, run_params
-    from pipeline.report.render import render_report
-    from pipeline.validate import calls_summary
 
     legs, invariants, calls, acceptance = [], {} if check_invariants else None, TraceCheck(), []
     for dataset in datasets:
@@ -40,8 +43,6 @@ def write_report(datasets: list[str | Path], out: Path, settings, *, check_invar
     summary = None if invariants is None else calls_summary(calls)
     exposure = None
     if check_invariants:   # the search tool answers from the snapshot, as the invariants' page checks do
-        from pipeline.report.exposure import search_exposure
-        from pipeline.tools.registry import Toolbox
         exposure = search_exposure(legs, Toolbox(settings))
     written = render_report(legs, out, datasets=[str(d) for d in datasets], invariants=invariants,
                             trace_calls=summary, runs_report=runs_report, exposure=exposure,

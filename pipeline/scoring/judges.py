@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pipeline.cache import CallCache, canonical_json
+from pipeline.config import load_settings
+from pipeline.llm import LLMClient, parse_json_reply
 from pipeline.scoring.golden import GoldenLeg
 from pipeline.scoring.matching import value_in_text
 from pipeline.scoring.trials import ToolCall, Trial
@@ -97,7 +99,6 @@ def _summary(calls: list[ToolCall], limit: int = 12) -> str:
 
 def parse_judgment(text: str) -> tuple[str, float, str]:
     """Strict JSON ``{label, confidence, rationale}``; anything else raises ValueError."""
-    from pipeline.llm import parse_json_reply
     d = parse_json_reply(text)
     if not isinstance(d, dict):
         raise ValueError("judgment must be a JSON object")  # noqa: TRY004 - a reply error, like the others
@@ -135,7 +136,5 @@ def make_judge(kind: str, *, resolve: Resolver | None = None, settings=None, cac
     if kind == "golden":
         return GoldenTraceJudge(resolve)
     if kind == "llm":
-        from pipeline.config import load_settings
-        from pipeline.llm import LLMClient
         return LLMJudge(LLMClient(settings or load_settings(), cache))
     raise ValueError(f"unknown judge {kind!r}: golden | llm")

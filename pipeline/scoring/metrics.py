@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from statistics import mean
 from typing import Any
 
+from pipeline.export.harbor import task_id
 from pipeline.model import LEVELS, Leg
 from pipeline.scoring.golden import GoldenLeg, golden_view
 from pipeline.scoring.judges import GoldenTraceJudge, Judgment
@@ -146,7 +147,6 @@ def find_leg(legs: dict[str, Leg], leg_id: str | None) -> Leg | None:
         return None
     if leg_id in legs:
         return legs[leg_id]
-    from pipeline.export.harbor import task_id
     by_task = {task_id(leg): leg for leg in legs.values()}
     if leg_id in by_task:
         return by_task[leg_id]

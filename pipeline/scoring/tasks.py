@@ -29,8 +29,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+
 from pipeline.agents.tasks import TRIAL_KEYS
 from pipeline.scoring.trials import TrialFormatError, read_tool_log
+from pipeline.tasks.common import read_task_rows
 
 
 def load_task_trials(runs: Path) -> tuple[list[dict], list[dict]]:
@@ -114,8 +118,6 @@ def aggregate_tasks(scores: list[dict]) -> dict[str, Any]:
 
 def score_task_runs(task_dir: Path, runs: Path) -> tuple[dict, list[dict]]:
     """The report and the per-trial scores of every task trial under ``runs`` against ``task_dir``."""
-    from pipeline.tasks.common import read_task_rows
-
     rows = {r["task_id"]: r for r in read_task_rows(Path(task_dir))}
     trials, invalid = load_task_trials(Path(runs))
     scores = []
@@ -142,8 +144,6 @@ def _fmt(x: Any, pct: bool = False) -> str:
 
 def print_task_tables(report: dict) -> None:
     """Per family and per difficulty (per topic only in the report: too many rows for a console)."""
-    from rich.console import Console
-    from rich.table import Table
 
     console = Console(width=None if sys.stdout.isatty() else 150)
     for title, key, label in (("by family", "by_family", None), ("by difficulty", "by_difficulty", "difficulty")):

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.scoring.matching import TextIndex
+
 
 @dataclass
 class ToolCall:
@@ -40,7 +42,6 @@ class ToolCall:
         """The result text prepared for value look-ups (built once per call)."""
         idx = self.__dict__.get("_index")
         if idx is None:
-            from pipeline.scoring.matching import TextIndex
             idx = self.__dict__["_index"] = TextIndex(self.result_preview or "")
         return idx
 

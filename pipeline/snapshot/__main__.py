@@ -7,6 +7,7 @@ beside the output, and the same command run again continues after the last commi
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import time
@@ -15,16 +16,17 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.config import load_settings
+from pipeline.snapshot.build import build_snapshot
+from pipeline.snapshot.importers import SnapshotInputError
+from pipeline.snapshot.store import SnapshotError, SnapshotStore
+
 
 def _settings():
-    from pipeline.config import load_settings
-
     return load_settings()
 
 
 def cmd_build(args, console: Console) -> int:
-    from pipeline.snapshot.build import build_snapshot
-    from pipeline.snapshot.importers import SnapshotInputError
 
     out = Path(args.out) if args.out else _settings().snapshot_dir
     started = time.monotonic()
@@ -67,8 +69,6 @@ def cmd_build(args, console: Console) -> int:
 
 
 def cmd_info(args, console: Console) -> int:
-    from pipeline.snapshot.store import SnapshotError, SnapshotStore
-
     path = Path(args.snapshot) if args.snapshot else _settings().snapshot_dir
     try:
         info = SnapshotStore.open(path).info()
@@ -76,8 +76,6 @@ def cmd_info(args, console: Console) -> int:
         console.print(f"[red]{exc}[/red]", highlight=False)
         return 2
     if args.json:
-        import json
-
         print(json.dumps(info, indent=1, sort_keys=True))
         return 0
     table = Table(title=f"snapshot {info['path']}", show_header=False)

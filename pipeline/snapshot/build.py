@@ -57,11 +57,15 @@ from pipeline.snapshot.importers import (
 )
 from pipeline.snapshot.language import identify, page_text
 from pipeline.snapshot.page import Page
+from pipeline.snapshot.store import MANIFEST, PAGES_DB
 from pipeline.snapshot.wikitext import first_sentence
 
+try:
+    import fcntl  # POSIX: the staging folder's lock
+except ImportError:  # Windows: staging folders are not locked
+    fcntl = None
+
 FORMAT_VERSION = 1
-PAGES_DB = "pages.sqlite"
-MANIFEST = "manifest.json"
 REPORT = "build_report.json"
 STAGING_DB = "staging.sqlite"
 STAGING_FORMAT = 1
@@ -486,11 +490,8 @@ def _staging(folder: Path, sources: list[Source], resume: bool, log):
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "lock", "w") as lock:
         try:
-            import fcntl
-
-            fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # POSIX lock: forked workers do not hold it
-        except ImportError:  # no fcntl (Windows): no lock
-            pass
+            if fcntl is not None:  # no fcntl (Windows): no lock
+                fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # POSIX lock: forked workers do not hold it
         except OSError as exc:
             raise SnapshotInputError(f"{folder}: another build is using this staging folder") from exc
         key = canonical_json({"format": STAGING_FORMAT,

@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from pipeline.snapshot.page import InfoboxField, Link, Page, Section, canonical_title, title_to_url
 from pipeline.snapshot.values import classify
+from pipeline.snapshot.wikitext import first_sentence
 
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
          "track", "wbr"}
@@ -228,8 +229,6 @@ def _infobox_fields(table: Element) -> list[InfoboxField]:
 
 
 def _first_sentence(text: str) -> str:
-    from pipeline.snapshot.wikitext import first_sentence
-
     return first_sentence(text)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from pipeline.cache import file_sha256
+from pipeline.snapshot.htmlpage import page_from_html, revision_date
 from pipeline.snapshot.page import Page, canonical_title, title_to_url
 from pipeline.snapshot.wikitext import WikitextError, first_sentence, is_redirect, page_from_wikitext
 
@@ -498,8 +499,6 @@ class ZimReader:
 
     def item(self, i: int, source: str) -> Item | None:
         """Entry ``i`` as a Page, Redirect or Skipped; None for entries that are not articles."""
-        from pipeline.snapshot.htmlpage import page_from_html, revision_date
-
         try:
             entry = self.archive._get_entry_by_id(i)
             entry_path = entry.path

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import threading
 
+from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
 MIN_CHARS = 200           # shorter text gives no verdict
 MIN_PROBABILITY = 0.9     # normalised probability of the best language
 SAMPLE_CHARS = 3000       # the lead and the first sections are enough
@@ -22,7 +24,6 @@ def _model():
     global _identifier
     with _lock:
         if _identifier is None:
-            from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
             _identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
     return _identifier
 

@@ -13,8 +13,12 @@ import threading
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pipeline.snapshot.build import MANIFEST, PAGES_DB
+from pipeline.config import load_settings
 from pipeline.snapshot.page import Page, canonical_title, title_to_url
+
+# the layout of a built snapshot (pipeline.snapshot.build writes it)
+PAGES_DB = "pages.sqlite"
+MANIFEST = "manifest.json"
 
 _TITLE_COLUMN_WEIGHTS = (10.0, 4.0, 1.0, 1.0)  # title, description, lead, infobox values
 _TITLE_BONUS = 10.0
@@ -283,7 +287,5 @@ class SnapshotStore:
 def open_default(settings=None) -> SnapshotStore:
     """The snapshot named by the settings (``LEGWORK_SNAPSHOT`` or snapshots/default)."""
     if settings is None:
-        from pipeline.config import load_settings
-
         settings = load_settings()
     return SnapshotStore.open(settings.snapshot_dir)

@@ -7,6 +7,7 @@ area in square miles is stored in km2, a height in feet in metres).
 """
 from __future__ import annotations
 
+import datetime
 import re
 
 from pipeline.snapshot.page import InfoboxField
@@ -124,8 +125,6 @@ def parse_date(text: str) -> str | None:
 
 
 def _valid(y: int, mo: int, d: int) -> bool:
-    import datetime
-
     try:
         datetime.date(y, mo, d)
         return True

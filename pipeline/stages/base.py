@@ -11,9 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline import expressions, refs
+from pipeline.cache import CallCache
 from pipeline.catalog import LevelPreset, load_presets
 from pipeline.config import Settings
+from pipeline.llm import LLMClient
 from pipeline.model import Leg, Stop
+from pipeline.refs import value_inputs
+from pipeline.snapshot.store import MalformedPage, SnapshotStore
 from pipeline.tools.registry import Toolbox
 from pipeline.versions import code_version
 
@@ -44,14 +48,12 @@ class StageContext:
     @property
     def store(self):
         if self._store is None:
-            from pipeline.snapshot.store import SnapshotStore
             self._store = SnapshotStore.open(self.settings.snapshot_dir)
         return self._store
 
     def page(self, title: str):
         """A snapshot page, or None when it is missing or malformed (a malformed page is noted
         in ``bad_pages`` and costs only the legs that would have used it)."""
-        from pipeline.snapshot.store import MalformedPage
         try:
             return self.store.get(title)
         except MalformedPage as exc:
@@ -114,8 +116,6 @@ class StageContext:
             if ctx is None:
                 llm = None
                 if settings.llm_base_url and settings.llm_model:
-                    from pipeline.cache import CallCache
-                    from pipeline.llm import LLMClient
                     llm = LLMClient(settings, CallCache(settings.cache_path))
                 ctx = _WORKER_CONTEXTS[key] = cls.create(settings, list(preset_overrides), llm=llm)
             return ctx
@@ -161,12 +161,3 @@ def consumers(leg: Leg) -> dict[int, set[int]]:
         for i in value_inputs(s):
             used.setdefault(i, set()).add(s.index)
     return used
-
-
-def value_inputs(stop: Stop) -> list[int]:
-    """The stops whose values this stop computes with."""
-    if stop.source_stop is not None:
-        return [stop.source_stop]
-    if stop.expression:
-        return expressions.references(stop.expression)
-    return refs.stop_indices([step.args for step in stop.tool_chain])

@@ -33,7 +33,8 @@ from pipeline.model import (
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import Fact, hop_modes, page_facts
-from pipeline.tools.registry import TRANSIENT_FAILURES, absorbed
+from pipeline.tools.errors import TRANSIENT_FAILURES
+from pipeline.tools.registry import absorbed
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
 SPARE_ROADBLOCKS = 5   # pre-validation keeps real-data chains first, so it needs a choice

@@ -26,7 +26,7 @@ from pipeline.execute import NOT_NAMES, countries_named, country_known, get_path
 from pipeline.model import Relation
 from pipeline.stages.base import StageContext
 from pipeline.stages.facts import SENTENCE_SPLIT
-from pipeline.tools.registry import TRANSIENT_FAILURES
+from pipeline.tools.errors import TRANSIENT_FAILURES
 
 PROBE_RESULTS = 10      # the skip probe: a hop whose kind words find its target this high is a look-up
 MAX_CHOICES = 5         # a sentence naming more countries than this is a list, not a choice

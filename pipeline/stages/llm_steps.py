@@ -14,6 +14,7 @@ import jinja2
 from pipeline.catalog import roadblock_templates
 from pipeline.config import PROJECT_ROOT
 from pipeline.expressions import REDUCTIONS
+from pipeline.llm import LLMError
 from pipeline.stages.base import Rejected
 from pipeline.transforms import DETOURS
 
@@ -31,7 +32,6 @@ def prompt(name: str, **kw) -> str:
 
 
 def ask_json(llm, text: str, stage: str) -> dict:
-    from pipeline.llm import LLMError
     try:
         answer = llm.json_chat([{"role": "user", "content": text}])
     except LLMError as exc:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pipeline import expressions
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, FactSpec, Leg
-from pipeline.stages.base import Rejected, StageContext, consumers, reindex, rng_for, value_inputs
+from pipeline.refs import value_inputs
+from pipeline.stages.base import Rejected, StageContext, consumers, reindex, rng_for
 from pipeline.stages.facts import hop_modes, page_facts
 from pipeline.tools.registry import absorbed
 

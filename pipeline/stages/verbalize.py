@@ -22,6 +22,24 @@ from functools import lru_cache
 import jinja2
 
 from pipeline import expressions
+from pipeline.agents.solver import (
+    AMBIGUOUS,
+    MONTHS,
+    Ambiguous,
+    RiddleView,
+    Solver,
+    Unsolvable,
+    count_word,
+    fits,
+    number_kinds,
+    ordinal,
+    readings_of,
+    reduction_named,
+    search_words,
+    sentences_of,
+    solve,
+    words_begin,
+)
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
 from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, plural
 from pipeline.execute import countries_named, country_known
@@ -41,6 +59,7 @@ from pipeline.model import (
 from pipeline.snapshot.page import infobox_kind, name_pattern
 from pipeline.stages import llm_steps
 from pipeline.stages.base import Rejected, StageContext, rng_for
+from pipeline.stages.hops import probe_finds
 from pipeline.tools.spec import TOOL_NAMES
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
@@ -165,7 +184,6 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
     if ex.source == "infobox":
         return [render("ask.j2", source="infobox", value_type=stop.value_type, label=stop.fact.label,
                        role=stop.fact.role, rounded=False)]
-    from pipeline.agents.solver import count_word, number_kinds, ordinal
     wheres = sentence_places(ex, page, names)
     if ex.name_index is not None:   # a country the sentence names: which one, of how many
         named = countries_named(ex.sentence or "", country_known) or []
@@ -217,7 +235,6 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
     """How a clue may point at a sentence of a block: its rank ("the third sentence"), first when
     counting up to it is short and crosses no doubtful cut; its first words (a few, no number, no
     leg page name, no other sentence of the block beginning alike)."""
-    from pipeline.agents.solver import ordinal, sentences_of, words_begin
     sentences = [" ".join(s.split()) for s in sentences_of(block)]
     sentence = " ".join(sentence.split())
     if sentence not in sentences:
@@ -248,7 +265,6 @@ def sentence_places(ex: Extraction, page: dict, names: list[str]) -> list[tuple[
     """How a clue may name the block holding a fact's sentence, with the block's text: "opening
     text"; 'section "History"' (a title no other section shares and that names no leg page);
     "fifth section" (its place in the page's list of sections)."""
-    from pipeline.agents.solver import ordinal
     if ex.section in ("", None):
         return [("opening text", page.get("lead", ""))]
     sections = page.get("sections", [])
@@ -283,7 +299,6 @@ def value_shown(value, snippets: list[str]) -> bool:
     value = str(value)
     forms = {value.lower()}
     if m := re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", value):
-        from pipeline.agents.solver import MONTHS
         y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
         if 1 <= mo <= 12:
             forms |= {f"{MONTHS[mo - 1]} {d}, {y}".lower(), f"{d} {MONTHS[mo - 1]} {y}".lower()}
@@ -329,7 +344,6 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
     (the page must be walked to, and read). When every such wording has the value turn up only in other pages'
     snippets, the first of those is taken and its clue number noted in the leg's metadata
     (``snippet_coincidences``). Rejected, with the reasons, when no wording qualifies."""
-    from pipeline.agents.solver import Solver, Unsolvable, fits, search_words
     t = stop.transition
     if t is not None and t.relation is not None and stop.index:
         return hop_clue(leg, stop, names, variant, ctx)
@@ -403,7 +417,6 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
 
 def _misread(solver, n: int, reached: list[dict], ask: str, page: dict, value) -> str | None:
     """Why the solver does not read ``ask`` on the reached pages as this page's value (None: it does)."""
-    from pipeline.agents.solver import Ambiguous, readings_of
     try:
         readings = readings_of(n, reached, ask, solver.country_teller(n))
     except Ambiguous as exc:
@@ -414,7 +427,6 @@ def _misread(solver, n: int, reached: list[dict], ask: str, page: dict, value) -
 def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:
     """The ways a hop's clue may name its page through the page before (``templates/clues/hop.j2``),
     most telling first: the sentence by its rank or its first words."""
-    from pipeline.agents.solver import count_word, ordinal
     rel, from_clue = stop.transition.relation, stop.transition.from_stop + 1
     if rel.kind == "infobox":
         return [render("hop.j2", kind="infobox", from_clue=from_clue, noun=rel.noun, label=rel.label)]
@@ -433,8 +445,6 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
     question, which it must read to this value; no wording whose words a search answers (the skip
     probe: the page among the top ten results of a search for the clue's words) or that names,
     quotes or states what it asks."""
-    from pipeline.agents.solver import Ambiguous, Solver, Unsolvable
-    from pipeline.stages.hops import probe_finds
     solver = Solver(ctx.toolbox)
     n, origin_url = stop.index + 1, leg.stops[stop.transition.from_stop].page_url
     origin, page = solver.fetch(n, origin_url), solver.fetch(n, stop.page_url)
@@ -587,7 +597,6 @@ def parse_riddle(riddle: str) -> list[dict]:
 
 def _parse_finish(text: str) -> dict:
     groups = [_numbers(g) for g in re.findall(r"(?:the results? of clues? )([\d, and]+)", text)]
-    from pipeline.agents.solver import reduction_named
     kind = reduction_named(text) or "sum_mod_10"
     refs = sorted({n for g in groups for n in g})
     return {"kind": FINISH_LINE, "op": kind, "refs": refs, "groups": groups}
@@ -671,7 +680,6 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     tool = next((t for t in TOOL_NAMES if t in riddle), None)
     if tool:
         raise Rejected(f"verbalize: the riddle names the tool {tool!r}")
-    from pipeline.agents.solver import AMBIGUOUS, RiddleView, solve  # the solver builds chains with stages.build
 
     # Acceptance: a solver that sees only the riddle, the seed URL and the tools must reach exactly
     # one answer, and it must be y*. It never reads the stops, so it checks what it does not build.

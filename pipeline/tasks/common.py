@@ -27,6 +27,7 @@ import importlib
 import json
 import random
 import sys
+import tempfile
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -35,9 +36,13 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from rich.console import Console
+from rich.table import Table
 
-from pipeline.cache import canonical_json
+from pipeline.cache import CallCache, ReplayMiss, canonical_json
+from pipeline.config import load_settings
 from pipeline.model import SERVED_AS, TraceEntry
+from pipeline.tools.registry import Toolbox
 
 FAMILIES = ("math", "atp", "os", "git")
 
@@ -87,8 +92,6 @@ class GoldenTrace:
 
 def replay_trace(trace: GoldenTrace, toolbox) -> list[str]:
     """Re-issue every call of ``trace``; return one message per response that differs."""
-    from pipeline.cache import ReplayMiss
-
     problems = []
     for s in trace.steps:
         try:
@@ -328,8 +331,6 @@ def family_module(name: str):
 
 
 def print_report(report: Report) -> None:
-    from rich.console import Console
-    from rich.table import Table
 
     console = Console()
     if not console.is_terminal:      # logs and pipes: wide enough not to cut names
@@ -345,8 +346,6 @@ def print_report(report: Report) -> None:
 
 
 def _toolbox(settings, replay: bool):
-    from pipeline.tools.registry import Toolbox
-
     if replay:
         settings = settings.with_overrides(default_backend="replay", backends={})
     return Toolbox(settings)
@@ -362,10 +361,6 @@ def validate_task_set(task_dir: Path, settings, from_cache: bool = False) -> lis
     task rows). Golden tool calls are executed again offline over a throwaway cache and compared with
     the trace, so a set validates anywhere (a downloaded release, another machine); ``from_cache``
     replays them from the build's cache instead (what the build recorded, not a recomputation)."""
-    import tempfile
-
-    from pipeline.cache import CallCache
-    from pipeline.tools.registry import Toolbox
 
     rows = read_task_rows(task_dir)
     reports = []
@@ -420,7 +415,6 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--cache", default=None, help="record/replay cache file for --from-cache (default: settings)")
     args = parser.parse_args(argv)
 
-    from pipeline.config import load_settings
     settings = load_settings(**({"cache_path": Path(args.cache)} if args.cache else {}))
     if args.command == "build":
         try:

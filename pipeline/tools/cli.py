@@ -14,10 +14,11 @@ miss, 2 with a one-line message on stderr for an unknown tool, invalid JSON or a
 that break the tool's schema. With ``--log FILE`` (or LEGWORK_TOOL_LOG / settings.tool_log)
 each call appends one JSON line ``{tool, args, success, result_preview, result_len, ts, url?}``,
 the shape of the AAR reference's tool_log.jsonl, written by ``pipeline.tools.toollog``.
-``serve`` runs the same tools as an MCP server (see ``pipeline.tools.serve``).
+``serve`` runs the same tools as an MCP server (``pipeline.tools.serve``; ``pipeline.tools.__main__``
+hands it the arguments from ``serve_arguments``).
 
-Agents call this once per tool call, so start-up time matters: ``list`` imports only the
-spec, and ``call`` imports the registry and backends, never pyarrow, pandas or Prefect.
+Agents call this once per tool call, so start-up time matters: it imports the registry (the
+backends load on the first call), never pyarrow, pandas, Prefect or the MCP server.
 """
 from __future__ import annotations
 
@@ -27,7 +28,12 @@ import os
 import sys
 from pathlib import Path
 
-from pipeline.tools.toollog import PREVIEW_CHARS, ToolLog
+from pipeline.cache import ReplayMiss
+from pipeline.config import ConfigError, load_settings
+from pipeline.tools.errors import SimulatedRefused, ToolArgumentError, ToolError
+from pipeline.tools.registry import Toolbox, validate_args
+from pipeline.tools.spec import TOOL_NAMES, TOOLS, openai_schema
+from pipeline.tools.toollog import PREVIEW_CHARS, ToolLog, truncate
 
 MAX_CHARS = 8000
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
@@ -52,18 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def truncate(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    cut = len(text) - max_chars
-    # the way to the rest said where it is needed (blind racers read long pages cut before they found the flag)
-    return text[:max_chars] + (f"\n[output truncated: {cut} of {len(text)} characters cut; "
-                               f"--max-chars {len(text)} before the command prints all]")
-
-
 def _list_tools() -> int:
-    from pipeline.tools.spec import TOOL_NAMES, openai_schema
-
     print(json.dumps([openai_schema(name) for name in TOOL_NAMES], indent=2, ensure_ascii=False))
     return EXIT_OK
 
@@ -86,11 +81,6 @@ def _log_call(path: Path | None, tool: str, args, success: bool, text: str) -> N
 
 
 def _call(options: argparse.Namespace, tool: str, raw_args: str | None) -> int:
-    from pipeline.cache import ReplayMiss
-    from pipeline.config import ConfigError, load_settings
-    from pipeline.tools.registry import SimulatedRefused, ToolArgumentError, Toolbox, ToolError, validate_args
-    from pipeline.tools.spec import TOOLS
-
     try:
         settings = load_settings(default_backend=options.backend, cache_path=options.cache,
                                  snapshot_dir=options.snapshot, tool_log=options.log)
@@ -125,20 +115,22 @@ def _call(options: argparse.Namespace, tool: str, raw_args: str | None) -> int:
     return EXIT_OK if result.ok else EXIT_TOOL_ERROR
 
 
-def _serve(options: argparse.Namespace) -> int:
-    """``serve``: the same tools over MCP; the executor's --backend/--cache/--snapshot carry over."""
-    from pipeline.tools.serve import main as serve_main
-
+def serve_arguments(argv: list[str]) -> list[str] | None:
+    """The MCP server's arguments when the command is ``serve`` (the executor's --backend, --cache and
+    --snapshot carry over), else None. ``pipeline.tools.__main__`` runs ``pipeline.tools.serve`` with them."""
+    options = _parser().parse_args(argv)
+    if options.command != "serve":
+        return None
     carried = [f"--{name}={value}" for name, value in (("backend", options.backend), ("cache", options.cache),
                                                         ("snapshot", options.snapshot)) if value is not None]
-    return serve_main(carried + list(options.rest))
+    return carried + list(options.rest)
 
 
 def main(argv: list[str] | None = None) -> int:
     options = _parser().parse_args(argv)
     try:
         if options.command == "serve":
-            return _serve(options)
+            raise UsageError("serve is its own program: python -m pipeline.tools serve (pipeline.tools.serve.main)")
         if options.command == "list":
             if options.rest:
                 raise UsageError("list takes no arguments")

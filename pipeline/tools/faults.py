@@ -45,18 +45,20 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from pipeline.cache import canonical_json
+from pipeline.tools.errors import TRANSIENT_FAILURES, ServiceFailure, ToolTimeout
+from pipeline.tools.spec import TOOLS
 
-if TYPE_CHECKING:
-    from pipeline.tools.registry import ToolResult
+Result = TypeVar("Result")   # the registry's ToolResult (its ``response_json`` is what a malformed fault garbles)
 
 KINDS = ("error", "timeout", "malformed", "latency")
 _scope: ContextVar[str] = ContextVar("legwork_fault_scope", default="")
@@ -120,10 +122,8 @@ def parse_faults(text: str | None) -> FaultSpec | None:
         raise FaultSpecError(f"unknown kind(s) {', '.join(bad)}; known: {', '.join(KINDS)}")
     if spec.latency_ms < 0 or spec.timeout_ms < 0 or (spec.retries or 0) < 0 or spec.backoff_ms < 0:
         raise FaultSpecError("latency_ms, timeout_ms, retries and backoff_ms must not be negative")
-    if spec.tools:
-        from pipeline.tools.spec import TOOLS
-        if bad := [t for t in spec.tools if t not in TOOLS]:
-            raise FaultSpecError(f"unknown tool(s) {', '.join(bad)}")
+    if spec.tools and (bad := [t for t in spec.tools if t not in TOOLS]):
+        raise FaultSpecError(f"unknown tool(s) {', '.join(bad)}")
     return spec
 
 
@@ -143,7 +143,6 @@ def _corrupt(response: str, pick: int) -> str:
         return response[: max(1, len(response) // 2)]
     if pick == 1:
         return "<html><body><h1>502 Bad Gateway</h1></body></html>"
-    import json
     data = json.loads(response)
     data.pop("provenance", None)
     return canonical_json(data)
@@ -180,13 +179,11 @@ class FaultInjector:
         """The client's wait before retrying an injected fault (``backoff_ms``, doubling; 0 by default)."""
         return self.spec.backoff_ms / 1000 * 2 ** attempt
 
-    def attempt(self, tool: str, args: dict, attempt: int, do_call: Callable[[], ToolResult],
-                check: Callable[[str, str], object]) -> ToolResult:
+    def attempt(self, tool: str, args: dict, attempt: int, do_call: Callable[[], Result],
+                check: Callable[[str, str], object]) -> Result:
         """One try of a call (the client's ``attempt``-th), answered through ``do_call`` (the cached
         path) unless this try faults; ``check`` is the registry's response check. A fault raises one
         of the registry's ``TRANSIENT_FAILURES``, marked ``injected``; retrying is the client's job."""
-        from pipeline.tools.registry import TRANSIENT_FAILURES, ServiceFailure, ToolTimeout
-
         kind, variant = self.decide(tool, args, attempt)
         if kind is None:
             return do_call()

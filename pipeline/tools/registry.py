@@ -10,6 +10,7 @@ backend, and records or replays it through the content-addressed cache.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import json
 import threading
@@ -17,18 +18,21 @@ import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-from pipeline.cache import CallCache, ReplayMiss, cached_call, canonical_json
-from pipeline.config import PROVENANCES, Settings, load_settings
-from pipeline.tools.spec import TOOLS
+from pipeline.cache import CallCache, cached_call, canonical_json, file_sha256
+from pipeline.config import PROJECT_ROOT, PROVENANCES, Settings, load_settings
+from pipeline.tools.errors import TRANSIENT_FAILURES, MalformedResponse, SimulatedRefused, ToolArgumentError, ToolError
+from pipeline.tools.faults import FaultInjector
+from pipeline.tools.spec import TOOLS, openai_schema
 
 # Bump when an offline backend's logic changes, so old records are not reused. Changes of the
 # bundled data (the tool world, the knowledge corpus) are caught by ``bundled_data_digest``.
 OFFLINE_DATA_VERSION = "world-2"   # world-2: capitals have one point; calculator number theory; great-circle mode
-BUNDLED_DATA = ("snapshots/world", "pipeline/tasks/math/knowledge")
+BUNDLED_DATA = ("snapshots/world", "pipeline/mathtools/knowledge")
 
 Implementation = Callable[[dict, "BackendContext"], dict]
 _IMPLEMENTATIONS: dict[tuple[str, str], Implementation] = {}
@@ -37,31 +41,6 @@ _loaded = False
 _load_lock = threading.Lock()
 
 
-class ToolError(Exception):
-    """A well-formed call that the backend cannot answer (the message says why)."""
-
-
-class ToolArgumentError(ValueError):
-    """Arguments break the tool's JSON schema, or the tool does not exist."""
-
-
-class SimulatedRefused(ToolError):
-    """The answer would be simulated but the settings forbid simulated values."""
-
-
-class ServiceFailure(ToolError):
-    """The service behind the tool failed this time (an HTTP 5xx, a dropped connection)."""
-
-
-class ToolTimeout(ToolError):
-    """The tool gave no answer in time."""
-
-
-class MalformedResponse(ToolError):
-    """The response is not a result object (not JSON, not an object, no valid provenance)."""
-
-
-TRANSIENT_FAILURES = (ServiceFailure, ToolTimeout, MalformedResponse)   # the service failed this time
 MAX_BACKOFF_S = 30.0
 
 
@@ -119,13 +98,6 @@ def check_response(name: str, response: str) -> dict:
 
 # set while a backend runs: its nested tool calls are part of its computation and never fault
 _IN_BACKEND: ContextVar[bool] = ContextVar("legwork_in_backend", default=False)
-
-
-class ToolUnavailable(RuntimeError):
-    """The tool cannot run at all on this machine with these settings (e.g. no sandbox for agent
-    code). A configuration error, not an answer: never recorded in the cache, and deliberately
-    not a ``ToolError``, so generation fails the run with this message instead of quietly
-    rejecting every leg that would have used the tool."""
 
 
 def implements(tool: str, backend: str) -> Callable[[Implementation], Implementation]:
@@ -208,10 +180,6 @@ _DIGESTS: dict[str, str] = {}
 
 def bundled_data_digest(world_dir) -> str:
     """A short content hash of the data the offline backends answer from (computed once per process)."""
-    from pathlib import Path
-
-    from pipeline.cache import file_sha256
-    from pipeline.config import PROJECT_ROOT
     key = str(world_dir)
     if key not in _DIGESTS:
         roots = [Path(world_dir)] + [PROJECT_ROOT / p for p in BUNDLED_DATA[1:]]
@@ -219,7 +187,6 @@ def bundled_data_digest(world_dir) -> str:
         for root in roots:
             for f in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []:
                 lines.append(f"{f.relative_to(root).as_posix()} {file_sha256(f)}")
-        import hashlib
         _DIGESTS[key] = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
     return _DIGESTS[key]
 
@@ -233,7 +200,6 @@ class Toolbox:
             cache = CallCache(self.settings.cache_path)
         self.cache: CallCache | None = cache or None
         self.shared: dict = {}
-        from pipeline.tools.faults import FaultInjector
         self.faults = FaultInjector.from_text(self.settings.faults)  # None unless fault injection is on
         _load_backends()
 
@@ -313,25 +279,18 @@ class Toolbox:
         return ToolResult(name, args, "error" not in data, data, response, served)
 
     def schemas(self) -> list[dict]:
-        from pipeline.tools.spec import openai_schema
         return [openai_schema(name) for name in TOOLS]
 
 
 __all__ = [
-    "TRANSIENT_FAILURES",
+    "BUNDLED_DATA",
+    "OFFLINE_DATA_VERSION",
     "BackendContext",
-    "MalformedResponse",
-    "ReplayMiss",
-    "ServiceFailure",
-    "SimulatedRefused",
-    "ToolArgumentError",
-    "ToolError",
     "ToolResult",
-    "ToolTimeout",
-    "ToolUnavailable",
     "Toolbox",
     "absorbed",
     "backoff_s",
+    "bundled_data_digest",
     "check_response",
     "implements",
     "noting_failures",

@@ -49,6 +49,7 @@ import os
 import resource
 import shutil
 import signal
+import site
 import stat
 import subprocess
 import sys
@@ -60,7 +61,7 @@ from pathlib import Path
 from typing import Self
 
 from pipeline.config import PROJECT_ROOT
-from pipeline.tools.registry import ToolUnavailable
+from pipeline.tools.errors import ToolUnavailable
 
 SANDBOX_WORKDIR = "/tmp/work"
 SANDBOX_UID = SANDBOX_GID = 65534  # nobody / nogroup
@@ -212,8 +213,6 @@ def interpreter_paths(hidden_roots: tuple[str, ...] = HIDDEN_ROOTS, other_filesy
 def _interpreter_candidates() -> list[str]:
     """The interpreter's prefixes, the folders of its executable, the site-packages on sys.path
     (not the user's own: the child runs with ``-s``)."""
-    import site
-
     candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
                   sys.executable and os.path.dirname(sys.executable),
                   sys.executable and os.path.dirname(os.path.realpath(sys.executable))]

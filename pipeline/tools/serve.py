@@ -37,10 +37,12 @@ from __future__ import annotations
 
 import argparse
 import hmac
+import importlib.metadata
 import ipaddress
 import json
 import re
 import secrets
+import socket
 import sys
 import threading
 import time
@@ -50,8 +52,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
+import jsonschema
+
 from pipeline.agents.trial import TOOL_LOG, read_record, write_record  # the one trial writer (race's too)
+from pipeline.cache import canonical_json
+from pipeline.config import ConfigError, load_settings
+from pipeline.export import load_legs
+from pipeline.tools.registry import OFFLINE_DATA_VERSION, Toolbox, bundled_data_digest
 from pipeline.tools.spec import TOOLS
+from pipeline.tools.toollog import ToolLog, call_tool, truncate
 
 SERVER_NAME = "legwork-tools"
 DEFAULT_HOST = "127.0.0.1"
@@ -107,8 +117,6 @@ class Served:
 
 
 def served_identity(settings) -> Served:
-    from pipeline.tools.registry import OFFLINE_DATA_VERSION, bundled_data_digest
-
     manifest = Path(settings.snapshot_dir) / "manifest.json"
     if not manifest.is_file():
         raise ServeError(f"no snapshot at {settings.snapshot_dir} (manifest.json missing); "
@@ -128,8 +136,6 @@ def dataset_snapshot(path: str | Path) -> tuple[str | None, str, list[str]]:
 
     The run's ``run.json`` states the full hash; without one (an exported or hub copy), the golden
     traces name the snapshot their pages came from (``source: legwork snapshot <hash12>``)."""
-    from pipeline.export import load_legs
-
     p = Path(path)
     legs = load_legs(p)
     leg_ids = [leg.leg_id for leg in legs]
@@ -191,7 +197,7 @@ class TrialState:
     trial_id: str
     directory: Path
     record: dict[str, Any]
-    log: Any  # pipeline.tools.toollog.ToolLog
+    log: ToolLog
     started: float = field(default_factory=time.monotonic)
 
 
@@ -208,8 +214,6 @@ class Trials:
         self._lock = threading.RLock()
 
     def get(self, trial_id: str, leg_id: str | None, agent: str | None) -> TrialState:
-        from pipeline.tools.toollog import ToolLog
-
         if not TRIAL_ID.fullmatch(trial_id):
             raise CallRefused(f"trial id {trial_id!r}: use 1-128 letters, digits, '_', '.', '-' (not first)")
         self._check_leg(leg_id)
@@ -266,8 +270,6 @@ class ToolService:
     def __init__(self, settings, *, served: Served, log_dir: Path | None = None, leg_ids: list[str] | None = None,
                  trial_id: str | None = None, leg_id: str | None = None, agent: str = "mcp",
                  answer_tool: bool = False, max_chars: int = MAX_CHARS):
-        from pipeline.tools.registry import Toolbox
-
         self.settings = settings
         self.served = served
         self.toolbox = Toolbox(settings)
@@ -311,10 +313,6 @@ class ToolService:
     def call(self, name: str, args: Any, ctx: CallContext) -> tuple[bool, str]:
         """(is_error, text) of one call, logged in its trial. Never raises for anything a client can send:
         unknown tools and schema violations come back from ``call_tool`` as ``{error}``, as in race."""
-        from pipeline.cache import canonical_json
-        from pipeline.tools.cli import truncate
-        from pipeline.tools.toollog import ToolLog, call_tool
-
         args = {} if args is None else args
         try:
             if name == ANSWER_TOOL and self.answer_tool:
@@ -335,8 +333,6 @@ class ToolService:
         return (not ok), truncate(text, self.max_chars) if self.max_chars > 0 else text
 
     def _submit(self, args: Any, ctx: CallContext) -> tuple[bool, str]:
-        import jsonschema
-
         errors = sorted(jsonschema.Draft202012Validator(ANSWER_SCHEMA).iter_errors(args), key=lambda e: list(e.path))
         if errors:
             raise CallRefused(f"{ANSWER_TOOL}: invalid arguments: "
@@ -354,7 +350,6 @@ class ToolService:
 def build_server(service: ToolService, *, stdio: bool = False):
     """The SDK's low-level server over ``service``. Over stdio the process serves one client: its calls
     that name no trial form one trial; over HTTP a trial per HTTP session (see ``session_key``)."""
-    import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
@@ -391,8 +386,7 @@ def build_server(service: ToolService, *, stdio: bool = False):
 
 def _version() -> str:
     try:
-        from importlib.metadata import version
-        return version("legwork")
+        return importlib.metadata.version("legwork")
     except Exception:  # noqa: BLE001 - a source checkout without metadata still serves
         return "0"
 
@@ -437,8 +431,6 @@ def http_app(server, host: str, token: str | None):
 
 
 async def run_http(server, host: str, port: int, token: str | None) -> None:
-    import socket
-
     import uvicorn
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -481,8 +473,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def prepare(a: argparse.Namespace) -> tuple[ToolService, list[str]]:
     """Settings, identity, dataset check and the service; the lines to state at start."""
-    from pipeline.config import ConfigError, load_settings
-
     try:
         settings = load_settings(default_backend=a.backend, cache_path=a.cache, snapshot_dir=a.snapshot,
                                  allow_simulated=False if a.no_simulated else None)
@@ -521,8 +511,6 @@ def http_token(a: argparse.Namespace) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import anyio
-
     a = _parser().parse_args(argv)
     try:
         service, lines = prepare(a)

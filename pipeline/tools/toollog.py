@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipeline.cache import canonical_json
+
 if TYPE_CHECKING:
     from pipeline.tools.registry import Toolbox
 
@@ -67,8 +69,6 @@ def call_tool(toolbox: Toolbox, log: ToolLog, tool: str, args: Any) -> tuple[boo
 
     Every agent path goes through here (race's agents, the MCP server), so an argument error,
     a missing backend or a replay miss reads the same in every log."""
-    from pipeline.cache import canonical_json
-
     try:
         result = toolbox.call(tool, args)
         ok, text, data = result.ok, result.response_json, result.data
@@ -79,4 +79,15 @@ def call_tool(toolbox: Toolbox, log: ToolLog, tool: str, args: Any) -> tuple[boo
     return ok, text, data
 
 
-__all__ = ["PREVIEW_CHARS", "ToolLog", "call_tool", "log_entry"]
+def truncate(text: str, max_chars: int) -> str:
+    """``text`` cut after ``max_chars`` characters, saying how much was cut and how to print all of it
+    (the tool CLI and the MCP server cut a result the same way)."""
+    if len(text) <= max_chars:
+        return text
+    cut = len(text) - max_chars
+    # the way to the rest said where it is needed (blind racers read long pages cut before they found the flag)
+    return text[:max_chars] + (f"\n[output truncated: {cut} of {len(text)} characters cut; "
+                               f"--max-chars {len(text)} before the command prints all]")
+
+
+__all__ = ["PREVIEW_CHARS", "ToolLog", "call_tool", "log_entry", "truncate"]

@@ -12,6 +12,7 @@ import functools
 import importlib.util
 import threading
 from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TypeVar
 
@@ -51,8 +52,6 @@ def package_file(package: str, *parts: str) -> Path:
 
 
 def package_version(distribution: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(distribution)
     except PackageNotFoundError:

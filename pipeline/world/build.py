@@ -12,6 +12,9 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+from pipeline.world import countries, osm, weather
+from pipeline.world.gazetteer import Gazetteer
+
 SOURCES = {
     "helsinki_pbf": "Helsinki.osm.pbf",
     "monaco_pbf": "Monaco.osm.pbf",
@@ -52,8 +55,6 @@ def fetch_sources(dest: Path) -> dict[str, Path]:
 def build_all(out_dir: Path, pbfs: list[tuple[Path, str | None]], vega_weather: Path | None,
               log=print) -> list[Path]:
     """Write countries.json, weather/ and osm/<city>.json.gz into ``out_dir``."""
-    from pipeline.world import countries, osm, weather
-    from pipeline.world.gazetteer import Gazetteer
 
     written = [countries.build_extract(out_dir)]
     log(f"wrote {written[-1]}")

@@ -25,19 +25,26 @@ An address whose first part is unknown falls back to its later parts (partial ma
 from __future__ import annotations
 
 import bisect
+import csv
 import gzip
 import json
 import math
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from pipeline.world import load_once, package_file, package_version
-from pipeline.world.countries import CountryTable
-from pipeline.world.geo import EARTH_RADIUS_KM, haversine_km, normalise_name
+from pipeline.world import DEFAULT_WORLD_DIR, load_once, package_file, package_version
+from pipeline.world.countries import CountryTable, country_table
+from pipeline.world.geo import EARTH_RADIUS_KM, PlaceHit, haversine_km, normalise_name
+from pipeline.world.osm import poi_name_lookup
+
+try:
+    import airportsdata
+except ImportError:  # the gazetteer then knows no airports
+    airportsdata = None
 
 # A capital named by countryinfo is matched to a GeoNames place this close to countryinfo's point.
 CAPITAL_SNAP_KM = 10.0
@@ -102,22 +109,6 @@ class Capital:
     lng: float
     index: int | None               # the GeoNames row of the point, if it is one
     names: tuple[str, ...]          # every name (not normalised) that geocodes to the point
-
-
-@dataclass(frozen=True)
-class PlaceHit:
-    """One geocoding answer."""
-
-    name: str
-    lat: float
-    lng: float
-    country_code: str
-    place_type: str                 # country | city | airport | poi | place
-    formatted_address: str
-    source: str
-    provenance: str = "offline-data"
-    population: int | None = None
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -218,8 +209,6 @@ class Gazetteer:
 
     @staticmethod
     def _country_names(path: Path) -> dict[str, str]:
-        import csv
-
         with path.open(encoding="utf-8") as fh:
             return {code: name for code, name in csv.reader(fh)}
 
@@ -375,9 +364,7 @@ class Gazetteer:
     def _airport_index(self) -> dict[str, list[PlaceHit]]:
         if self._airports is None:
             index: dict[str, list[PlaceHit]] = {}
-            try:
-                import airportsdata
-            except ImportError:
+            if airportsdata is None:
                 self._airports = index
                 return index
             source = f"airportsdata {package_version('airportsdata')} (MIT)"
@@ -479,9 +466,5 @@ class Gazetteer:
 @load_once
 def gazetteer(world_dir: Path | None = None) -> Gazetteer:
     """The process-wide gazetteer for a world directory (built on first use, about 1 s)."""
-    from pipeline.world import DEFAULT_WORLD_DIR
-    from pipeline.world.countries import country_table
-    from pipeline.world.osm import poi_name_lookup
-
     world = Path(world_dir or DEFAULT_WORLD_DIR)
     return Gazetteer(country_table(world), poi_lookup=poi_name_lookup(world))

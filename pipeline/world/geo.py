@@ -1,10 +1,11 @@
-"""Small geographic helpers shared by the offline world: distances and name normalisation."""
+"""Small geographic helpers shared by the offline world: distances, name normalisation, a geocoding answer."""
 from __future__ import annotations
 
 import functools
 import math
 import re
 import unicodedata
+from dataclasses import dataclass, field
 
 EARTH_RADIUS_KM = 6371.0088
 
@@ -30,3 +31,19 @@ def normalise_name(text: str) -> str:
     stripped = stripped.replace("ß", "ss").replace("ø", "o").replace("æ", "ae").replace("đ", "d").replace("ł", "l")
     stripped = stripped.replace("'", "").replace("\u2019", "").replace("\u02bc", "")
     return _NON_WORD.sub(" ", stripped).strip()
+
+
+@dataclass(frozen=True)
+class PlaceHit:
+    """One geocoding answer."""
+
+    name: str
+    lat: float
+    lng: float
+    country_code: str
+    place_type: str                 # country | city | airport | poi | place
+    formatted_address: str
+    source: str
+    provenance: str = "offline-data"
+    population: int | None = None
+    extra: dict = field(default_factory=dict, compare=False, hash=False)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.world import DEFAULT_WORLD_DIR, load_once
-from pipeline.world.geo import haversine_km, normalise_name
+from pipeline.world.geo import PlaceHit, haversine_km, normalise_name
 
 OSM_DIR = "osm"
 POI_KEYS = ("amenity", "tourism", "shop")
@@ -312,8 +312,6 @@ def find_poi(world_dir: Path | None, place_id: str) -> Poi | None:
 
 def poi_name_lookup(world_dir: Path | None) -> Callable[[str], list]:
     """A function from a normalised name to geocoding hits for POIs of the covered cities."""
-    from pipeline.world.gazetteer import PlaceHit
-
     index: dict[str, list] | None = None
 
     def lookup(name: str) -> list:

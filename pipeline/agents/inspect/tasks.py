@@ -45,7 +45,14 @@ from pipeline.agents.inspect.model import InspectClient
 from pipeline.agents.inspect.scripted import ITEMS
 from pipeline.agents.runtime import llm_agent, register_agent, run_trial_async
 from pipeline.agents.trial import TOOL_LOG, Budget, read_record, trial_dir_name, write_record
+from pipeline.config import load_settings
+from pipeline.export import HUB_REPO_ID, LEG_CONFIG_PREFIX, DatasetNotFound, legs_from_rows, load_legs
 from pipeline.model import Leg
+from pipeline.scoring import load_trials, score_trials
+from pipeline.scoring.tasks import score_task_trial
+from pipeline.scoring.trials import read_tool_log
+from pipeline.tasks.common import read_task_rows
+from pipeline.tools.registry import Toolbox
 from pipeline.tools.toollog import ToolLog
 
 AGENT = "inspect"          # the name trials are filed under (``inspect-<item id>-s<epoch - 1>``)
@@ -71,8 +78,6 @@ def _seed(state: TaskState) -> int:
 # ---- legs -------------------------------------------------------------------------------------------------
 def load_race_legs(legs: str, revision: str | None = None, config: str | None = None) -> tuple[list[Leg], Path | None]:
     """The legs of a local dataset (and its path), or of a hub dataset at a pinned revision (path None)."""
-    from pipeline.export import HUB_REPO_ID, LEG_CONFIG_PREFIX, DatasetNotFound, legs_from_rows, load_legs
-
     p = Path(legs)
     if p.exists():
         return load_legs(p), p
@@ -185,8 +190,6 @@ def rcr() -> Metric:
 def passcode(runs: str, legs: dict[str, Leg]):
     """The passcode, exactly (FA); the trial's ``trial.json`` gets the answer, the agent's last texts and
     tokens, and ``pipeline.scoring`` scores it: its ``TrialScore`` is the score's metadata."""
-    from pipeline.scoring import load_trials, score_trials
-
     async def score(state: TaskState, target: Target) -> Score:
         leg = legs[state.metadata["leg_id"]]
         d = Path(runs) / trial_dir_name(AGENT, leg.leg_id, _seed(state))
@@ -225,7 +228,6 @@ def race_legs(legs: str, revision: str | None = None, config: str | None = None,
 
 # ---- task families ------------------------------------------------------------------------------------------
 def family_rows(tasks: str, family: str, limit: int | None) -> list[dict]:
-    from pipeline.tasks.common import read_task_rows
     rows = [r for r in read_task_rows(Path(tasks)) if r["family"] == family]
     if not rows:
         raise ValueError(f"no {family} tasks in {tasks} (build them with python -m pipeline.tasks build "
@@ -246,8 +248,6 @@ def family_racer(runs: str, rows: dict[str, dict], budget: Budget) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         row = rows[state.metadata["task_id"]]
         if row["family"] == "math" and not toolbox:
-            from pipeline.config import load_settings
-            from pipeline.tools.registry import Toolbox
             toolbox.append(Toolbox(load_settings()))
         d = await run_trial_async(row, AGENT, Path(runs), toolbox=toolbox[0] if toolbox else None,
                                   seed=_seed(state), client=InspectClient(), budget=budget)
@@ -273,8 +273,6 @@ def success_rate() -> Metric:
 def family_checker(runs: str, rows: dict[str, dict]):
     """The family's own checker, as the trial recorded it; the score's metadata is the trial's row of
     ``pipeline.score --tasks`` (``pipeline.scoring.tasks.score_task_trial``)."""
-    from pipeline.scoring.tasks import score_task_trial
-    from pipeline.scoring.trials import read_tool_log
 
     async def score(state: TaskState, target: Target) -> Score:
         row = rows[state.metadata["task_id"]]

@@ -2,8 +2,11 @@
 tree is whatever real git makes of them (see ``replay``)."""
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
+
+from pipeline.tasks.common import cell_rng
 
 BRANCH_NAMES = ["bugFix", "feature", "side", "hotfix", "topic", "release", "exp", "docs"]
 KINDS = ("branch_commit", "merge", "rebase", "rebase_chain", "cherry_pick", "reset", "revert", "tag", "merge_both")
@@ -99,9 +102,6 @@ MAX_DRAWS = 3000            # draws per kind; their distinct (start tree, comman
 def kind_draws(seed: int, kind: str, max_draws: int = MAX_DRAWS):
     """``((key,), scenario)`` for each of a kind's draws, from the kind's own seeded stream; the key is the
     start tree and the commands (two draws with the same key are the same level)."""
-    import json
-
-    from pipeline.tasks.common import cell_rng
 
     rng = cell_rng(seed, "git", kind)
     for _ in range(max_draws):

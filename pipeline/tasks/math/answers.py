@@ -16,7 +16,7 @@ import re
 
 import sympy as sp
 
-from pipeline.tasks.math.safe_eval import CalcError, parse, run_bounded, to_numeric, to_text
+from pipeline.mathtools.safe_eval import CalcError, parse, run_bounded, to_numeric, to_text
 
 KINDS = ("number", "set", "tuple", "equation", "inequality", "factored")
 REL_TOL = 1e-6

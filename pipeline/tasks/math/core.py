@@ -17,7 +17,7 @@ from typing import Any
 
 import sympy as sp
 
-from pipeline.tasks.math.safe_eval import to_text
+from pipeline.mathtools.safe_eval import to_text
 
 CAPABILITIES = ("symbol_recognition", "concept_understanding", "calculation", "spatial_reasoning",
                 "formalization", "deductive_reasoning", "modeling", "theorem_application", "self_reflection")

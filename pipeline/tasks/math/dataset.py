@@ -33,6 +33,7 @@ import pyarrow as pa
 import sympy as sp
 
 from pipeline.cache import canonical_json
+from pipeline.mathtools.safe_eval import CalcError, parse
 from pipeline.tasks.common import (
     Candidates,
     Failure,
@@ -43,11 +44,17 @@ from pipeline.tasks.common import (
     replay_trace,
     write_task_table,
 )
-from pipeline.tasks.math import MAX_TRACE_CALLS, algebra, competition, geometry
+from pipeline.tasks.math import algebra, competition, geometry
 from pipeline.tasks.math.answers import answer_json, answer_text, check_answer, reference_value
 from pipeline.tasks.math.core import CAPABILITIES, LEVELS, Family, NotApplicable, Solution, problem_rng, show
 from pipeline.tasks.math.derived import derived_rows
-from pipeline.tasks.math.safe_eval import CalcError, parse
+
+# The most tool calls (calculator and knowledge searches) a golden trace may hold. The longest the
+# families can make: 25 (divisors of an lcm, level 5: two numbers <= 6000 whose Euclidean algorithm takes
+# 12 divisions, e.g. 3952 and 5046; found by enumerating every pair the level draws), then committee
+# counting level 5 (22). ``realise`` refuses a problem above it, so the agents' math step budget
+# (``pipeline.agents.tasks.MATH_STEPS``, derived from it) always holds the longest golden trace.
+MAX_TRACE_CALLS = 25
 
 FAMILIES: dict[str, Family] = {f.name: f for f in algebra.FAMILIES + geometry.FAMILIES + competition.FAMILIES}
 DEFAULT_COUNT = 500         # tasks (five per cell)

@@ -9,6 +9,9 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
+import sympy as sp
+
+from pipeline.mathtools.safe_eval import CalcError, parse, run_bounded
 from pipeline.tasks.math.answers import check_answer
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -110,9 +113,6 @@ def same_value(predicted, gold: str | None) -> bool:
 
 
 def _same_expression(predicted: str, gold: str) -> bool:
-    import sympy as sp
-
-    from pipeline.tasks.math.safe_eval import CalcError, parse, run_bounded
     try:
         a, b = run_bounded(lambda: (parse(predicted), parse(gold)), 5.0)
         if isinstance(a, sp.Basic) and isinstance(b, sp.Basic) and not isinstance(a, sp.Rel) and not isinstance(b, sp.Rel):

@@ -16,6 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pipeline.cache import canonical_json
+from pipeline.tasks.common import GoldenTrace
+
 
 class ExternalScript(ValueError):
     """The task refers to a script file that is not part of the JSON."""
@@ -86,8 +89,6 @@ def load(path: Path) -> list[dict]:
 
 def import_tasks(tasks: list[dict], source: str) -> list[dict]:
     """Task rows (common schema) for AgentBench task objects; the object is kept verbatim."""
-    from pipeline.cache import canonical_json
-    from pipeline.tasks.common import GoldenTrace
 
     rows = []
     for i, task in enumerate(tasks):

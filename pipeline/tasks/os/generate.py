@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from pipeline.tasks.common import cell_rng
 from pipeline.tasks.os import discover, questions, scripts
 from pipeline.tasks.os.base import EXTS as _EXTS
 from pipeline.tasks.os.base import WORDS as _WORDS
@@ -367,8 +368,6 @@ def kinds() -> list[str]:
 
 def kind_draws(seed: int, kind: str, max_draws: int = MAX_DRAWS):
     """``((description,), task)`` for each of a kind's draws, from the kind's own seeded stream."""
-    from pipeline.tasks.common import cell_rng
-
     rng = cell_rng(seed, "os", kind)
     for _ in range(max_draws):
         task = GENERATOR_BY_KIND[kind](rng)

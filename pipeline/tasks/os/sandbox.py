@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from pipeline.tools.sandbox import interpreter_paths
+
 STEP_TIMEOUT_S = 20
 OUTPUT_CAP = 64_000
 
@@ -74,7 +76,6 @@ class StepResult:
 
 def hidden_host_paths() -> list[str]:
     """Interpreter and project folders the session root would hide (bound back read-only)."""
-    from pipeline.tools.sandbox import interpreter_paths
     return interpreter_paths(("/tmp", "/run", "/dev", "/proc"), other_filesystems=True)
 
 

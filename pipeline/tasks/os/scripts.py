@@ -11,6 +11,7 @@ forgotten...). Inputs are redrawn until the wrong script's output differs on at 
 from __future__ import annotations
 
 import random
+import re
 import shlex
 from collections import Counter
 from collections.abc import Callable
@@ -181,7 +182,6 @@ def _text(rng: random.Random, n: int, *, blanks: bool = False, case_mix: bool = 
 
 
 def _words(lines: list[str], lower: bool) -> Counter:
-    import re
     c: Counter = Counter()
     for line in lines:
         for w in re.findall(r"[A-Za-z]+", line):

@@ -21,16 +21,13 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from pipeline.tools.registry import BackendContext, ToolError
+from pipeline.tools.errors import LiveServiceError, ToolError
+from pipeline.tools.registry import BackendContext
 
 USER_AGENT = "Legwork/0.1 (dataset factory for LLM-agent evaluation; https://github.com/legwork)"
 
 # Usage policies: Nominatim and routing.openstreetmap.de ask for at most one request a second.
 DEFAULT_MIN_INTERVAL_S = {"nominatim": 1.0, "osrm": 1.0}
-
-
-class LiveServiceError(RuntimeError):
-    """The service could not answer now (network, 5xx after retries, refused key); not cached."""
 
 
 def live_setting(ctx: BackendContext, key: str, default: Any = None, env: str | None = None) -> Any:

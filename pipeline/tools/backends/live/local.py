@@ -6,7 +6,8 @@ at call time, so this module follows whatever the offline package registers.
 from __future__ import annotations
 
 from pipeline.tools import registry
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 
 LOCAL_TOOLS = ("calculator", "math_knowledge_search")
 

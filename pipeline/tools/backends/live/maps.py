@@ -19,7 +19,8 @@ import math
 import re
 
 from pipeline.tools.backends.live.http import LiveServiceError, get_json, live_setting
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 from pipeline.tools.spec import TOOLS
 
 NOMINATIM_URL = "https://nominatim.openstreetmap.org"

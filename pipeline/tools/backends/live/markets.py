@@ -16,7 +16,8 @@ from datetime import UTC, date, datetime, timedelta
 from urllib.parse import quote
 
 from pipeline.tools.backends.live.http import LiveServiceError, get_json, live_setting
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 from pipeline.tools.spec import TOOLS
 
 RESTCOUNTRIES_URL = "https://restcountries.com/v3.1"

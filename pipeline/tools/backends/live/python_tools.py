@@ -8,9 +8,11 @@ no remote service: the live backend runs the local sandbox like the offline one.
 """
 from __future__ import annotations
 
+from pipeline.llm import LLMClient, LLMJunk
 from pipeline.tools.backends.offline.python_tools import execute_in_sandbox
 from pipeline.tools.backends.offline.python_tools import python_generate_code as offline_generate
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 
 PROMPT = ("You write short, self-contained Python 3 programs (standard library only, no network, no input) "
           "that print the answer to a task on stdout and nothing else. Reply with a JSON object "
@@ -27,7 +29,6 @@ def python_generate_code(args: dict, ctx: BackendContext) -> dict:
     settings = ctx.settings
     if not (settings.llm_model and settings.llm_base_url):
         return offline_generate(args, ctx)
-    from pipeline.llm import LLMClient, LLMJunk
 
     client = ctx.shared.get("llm_client")
     if client is None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pipeline.tools.backends.live.http import get_json, live_setting
 from pipeline.tools.backends.live.maps import resolve_place
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 from pipeline.tools.spec import TOOLS
 
 ARCHIVE_URL = "https://archive-api.open-meteo.com/v1/archive"

@@ -13,8 +13,12 @@ import html
 import re
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from pipeline.snapshot.page import title_to_url
+from pipeline.snapshot.wikitext import WikitextError, page_from_wikitext
 from pipeline.tools.backends.live.http import get_json, live_setting, request
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.backends.offline.web import page_result
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 
 SERPER_URL = "https://google.serper.dev/search"
 DEFAULT_WIKI_HOST = "en.wikipedia.org"
@@ -54,8 +58,6 @@ def _wikitext(ctx: BackendContext, api: str, title: str) -> tuple[str, str, str 
 
 @implements("fetch_webpage", "live")
 def fetch_webpage(args: dict, ctx: BackendContext) -> dict:
-    from pipeline.snapshot.wikitext import WikitextError, page_from_wikitext
-    from pipeline.tools.backends.offline.web import page_result
 
     host, title = title_from_url(args["url"])
     api = _api_url(ctx, host)
@@ -91,7 +93,6 @@ def web_search(args: dict, ctx: BackendContext) -> dict:
                                             "formatversion": 2})
     if "error" in data:
         raise ToolError(f"MediaWiki search: {data['error'].get('info', data['error'])}")
-    from pipeline.snapshot.page import title_to_url
 
     results = [{"title": hit["title"], "url": title_to_url(hit["title"]), "snippet": _strip_tags(hit.get("snippet"))}
                for hit in data.get("query", {}).get("search", [])]

@@ -4,7 +4,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from pipeline.tools.registry import BackendContext, ToolError
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext
 from pipeline.tools.spec import TOOLS
 
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from pipeline.tools.backends.offline._common import result, world_dir
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 from pipeline.world.countries import Country, country_table
 
 

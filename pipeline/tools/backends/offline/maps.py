@@ -11,11 +11,13 @@ import math
 import re
 from urllib.parse import quote, unquote
 
+from pipeline.snapshot.store import SnapshotStore
 from pipeline.tools.backends.offline._common import resolve_place, result, world_dir
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 from pipeline.world import osm
 from pipeline.world.elevation import elevation_grid
-from pipeline.world.gazetteer import gazetteer
+from pipeline.world.gazetteer import PlaceHit, gazetteer
 from pipeline.world.geo import haversine_km, normalise_name
 from pipeline.world.seeded import rng_for, unit_for
 
@@ -72,18 +74,14 @@ def _snapshot_lookup(ctx: BackendContext):
     if path in _snapshot_lookups:
         return _snapshot_lookups[path]
     try:
-        from pipeline.snapshot.store import SnapshotStore
-
         store = SnapshotStore.open(path)
-    except Exception:  # noqa: BLE001 - no snapshot built, or no store module: geocode without it
+    except Exception:  # noqa: BLE001 - no snapshot built: geocode without it
         _snapshot_lookups[path] = None
         return None
     g = gazetteer(world_dir(ctx))
     memo: dict = {}
 
     def lookup(text: str):
-        from pipeline.world.gazetteer import PlaceHit
-
         if text in memo:
             return memo[text]
         page = store.get(text)

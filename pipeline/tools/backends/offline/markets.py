@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from pipeline.tools.backends.offline._common import parse_date, result
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 from pipeline.world import markets
 
 

@@ -17,7 +17,9 @@ import platform
 import re
 from datetime import date
 
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
+from pipeline.tools.sandbox import run_python
 
 GENERATOR_SOURCE = "legwork offline code templates v1"
 
@@ -30,8 +32,6 @@ def execute_in_sandbox(args: dict, settings=None) -> dict:
     """Run the code in the sandbox. No sandbox here and ``sandbox_allow_unisolated`` unset:
     ``SandboxUnavailable`` (a configuration error naming what to install or set), never an
     unisolated run nobody asked for."""
-    from pipeline.tools.sandbox import run_python
-
     allow = bool(getattr(settings, "sandbox_allow_unisolated", False))
     result = run_python(args["code"], timeout_s=float(args.get("timeout_s", 10)), allow_unisolated=allow,
                         isolation=getattr(settings, "sandbox_isolation", None), private=_private_folders(settings))

@@ -4,7 +4,8 @@ from __future__ import annotations
 import datetime as dt
 
 from pipeline.tools.backends.offline._common import parse_date, resolve_place, result, world_dir
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 from pipeline.world import weather
 from pipeline.world.elevation import elevation_grid
 

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import threading
 
-from pipeline.tools.registry import BackendContext, ToolError, implements
+from pipeline.snapshot.store import MalformedPage, SnapshotStore
+from pipeline.tools.errors import ToolError
+from pipeline.tools.registry import BackendContext, implements
 
 _stores: dict[str, object] = {}
 _lock = threading.Lock()
@@ -11,8 +13,6 @@ _lock = threading.Lock()
 
 def snapshot_store(ctx: BackendContext):
     """The snapshot store for the configured directory, opened once per process."""
-    from pipeline.snapshot.store import SnapshotStore
-
     key = str(ctx.settings.snapshot_dir)
     with _lock:
         store = _stores.get(key)
@@ -52,7 +52,6 @@ def page_result(page, section: str | None = None) -> dict:
 
 @implements("fetch_webpage", "offline")
 def fetch_webpage(args: dict, ctx: BackendContext) -> dict:
-    from pipeline.snapshot.store import MalformedPage
     store = snapshot_store(ctx)
     try:
         page = store.get(args["url"])

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from rank_bm25 import BM25Okapi
+
 CORPUS_VERSION = 2
 CORPUS_SOURCE = f"legwork knowledge corpus v{CORPUS_VERSION}"
 CORPUS_DIR = Path(__file__).parent / "knowledge"
@@ -83,8 +85,6 @@ def load_corpus() -> tuple[KnowledgePoint, ...]:
 
 @lru_cache(maxsize=1)
 def _index():
-    from rank_bm25 import BM25Okapi
-
     points = load_corpus()
     documents = [tokenize(f"{p.title} {p.title} {p.definition} {p.formula} {p.example}") for p in points]
     return points, BM25Okapi(documents)

@@ -5,19 +5,23 @@ every node is checked against a whitelist: numbers, whitelisted names and functi
 arithmetic, comparisons, tuples and lists. Attribute access, subscripts, imports, dunder
 names, lambdas, comprehensions and keyword arguments are refused; powers are bounded
 before sympy evaluates them; input length, node count and run time are bounded.
+
+sympy (about 0.3 s to import) is imported on first use: the tool registry loads this module with the
+calculator's backend in every process that calls a tool, and most of them never calculate.
 """
 from __future__ import annotations
 
 import ast
+import datetime as dt
+import functools
 import math
 import re
 import signal
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from typing import Any
-
-import sympy as sp
 
 MAX_LENGTH = 500
 MAX_NODES = 300
@@ -28,7 +32,29 @@ MAX_RESULT_BITS = 100_000     # largest integer a numeric power may produce (abo
 MAX_FACTORIAL = 1000
 MAX_LITERAL_DIGITS = 200
 TIME_LIMIT_S = 5.0
-SYMPY_SOURCE = "sympy " + ".".join(sp.__version__.split(".")[:2])
+
+
+def _load_sympy():
+    global sp
+    import sympy
+
+    sp = sympy
+    return sympy
+
+
+class _Sympy:
+    """Stands for the sympy module until first used, then is replaced by it (``sp`` below)."""
+
+    def __getattr__(self, name: str):
+        return getattr(_load_sympy(), name)
+
+
+sp: Any = _Sympy()
+
+
+def sympy_source() -> str:
+    """The calculator's ``source``: sympy and its major.minor version."""
+    return "sympy " + ".".join(sp.__version__.split(".")[:2])
 
 
 class CalcError(ValueError):
@@ -39,22 +65,23 @@ def _deg_to_rad(v):
     return v * sp.pi / 180
 
 
-_FUNCTIONS: dict[str, Callable] = {
-    "sqrt": sp.sqrt, "cbrt": sp.cbrt, "root": sp.root, "Abs": sp.Abs, "abs": sp.Abs,
-    "exp": sp.exp, "log": sp.log, "ln": sp.log,
-    "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "asin": sp.asin, "acos": sp.acos, "atan": sp.atan,
-    "atan2": sp.atan2, "sec": sp.sec, "csc": sp.csc, "cot": sp.cot,
-    "sind": lambda v: sp.sin(_deg_to_rad(v)), "cosd": lambda v: sp.cos(_deg_to_rad(v)),
-    "tand": lambda v: sp.tan(_deg_to_rad(v)),
-    "rad": _deg_to_rad, "deg": lambda v: v * 180 / sp.pi,
-    "floor": sp.floor, "ceiling": sp.ceiling, "Min": sp.Min, "Max": sp.Max, "min": sp.Min, "max": sp.Max,
-    "gcd": sp.gcd, "lcm": sp.lcm, "factorial": sp.factorial, "binomial": sp.binomial,
-    "Rational": sp.Rational, "Eq": sp.Eq,
-    "simplify": sp.simplify, "expand": sp.expand, "factor": sp.factor, "cancel": sp.cancel,
-    "together": sp.together, "apart": sp.apart, "nsimplify": sp.nsimplify,
-    "solve": sp.solve, "diff": sp.diff, "integrate": sp.integrate, "summation": sp.summation,
-    "limit": sp.limit,
-}
+def _sympy_functions() -> dict[str, Callable]:
+    return {
+        "sqrt": sp.sqrt, "cbrt": sp.cbrt, "root": sp.root, "Abs": sp.Abs, "abs": sp.Abs,
+        "exp": sp.exp, "log": sp.log, "ln": sp.log,
+        "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "asin": sp.asin, "acos": sp.acos, "atan": sp.atan,
+        "atan2": sp.atan2, "sec": sp.sec, "csc": sp.csc, "cot": sp.cot,
+        "sind": lambda v: sp.sin(_deg_to_rad(v)), "cosd": lambda v: sp.cos(_deg_to_rad(v)),
+        "tand": lambda v: sp.tan(_deg_to_rad(v)),
+        "rad": _deg_to_rad, "deg": lambda v: v * 180 / sp.pi,
+        "floor": sp.floor, "ceiling": sp.ceiling, "Min": sp.Min, "Max": sp.Max, "min": sp.Min, "max": sp.Max,
+        "gcd": sp.gcd, "lcm": sp.lcm, "factorial": sp.factorial, "binomial": sp.binomial,
+        "Rational": sp.Rational, "Eq": sp.Eq,
+        "simplify": sp.simplify, "expand": sp.expand, "factor": sp.factor, "cancel": sp.cancel,
+        "together": sp.together, "apart": sp.apart, "nsimplify": sp.nsimplify,
+        "solve": sp.solve, "diff": sp.diff, "integrate": sp.integrate, "summation": sp.summation,
+        "limit": sp.limit,
+    }
 
 
 # ---- number theory, digits, dates and words: every operation a leg's detour asks for ------------
@@ -78,8 +105,6 @@ def _text(value, name: str) -> str:
 
 
 def _date(value, name: str):
-    import datetime as dt
-
     try:
         return dt.date.fromisoformat(_text(value, name))
     except ValueError:
@@ -122,8 +147,6 @@ def _reverse_digits(v) -> sp.Integer:
 
 def _letters(v, name: str) -> list[int]:
     """Alphabet positions (A = 1 ... Z = 26) of the Latin letters of a text, accents folded."""
-    import unicodedata
-
     folded = unicodedata.normalize("NFKD", _text(v, name)).lower()
     return [ord(c) - 96 for c in folded if "a" <= c <= "z"]
 
@@ -196,16 +219,31 @@ _TEXT_FUNCTIONS: dict[str, Callable] = {
     "vowels": lambda v: sp.Integer(sum(1 for c in _text(v, "vowels").lower() if c in "aeiou")),
     "scrabble": lambda v: sp.Integer(sum(_SCRABBLE.get(c, 0) for c in _text(v, "scrabble").lower())),
 }
-_FUNCTIONS.update(_NUMBER_FUNCTIONS)
-_FUNCTIONS.update(_TEXT_FUNCTIONS)
 MAX_TEXT = 200
 
-_CONSTANTS = {"pi": sp.pi, "E": sp.E, "e": sp.E, "I": sp.I, "oo": sp.oo}
+
+@functools.cache
+def _functions() -> dict[str, Callable]:
+    """Every function an expression may call: sympy's, then the number and text functions."""
+    return {**_sympy_functions(), **_NUMBER_FUNCTIONS, **_TEXT_FUNCTIONS}
+
+
+@functools.cache
+def _constants() -> dict[str, Any]:
+    return {"pi": sp.pi, "E": sp.E, "e": sp.E, "I": sp.I, "oo": sp.oo}
+
+
 _SYMBOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,11}$")
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
            ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: sp.Mod(a, b),
            ast.FloorDiv: lambda a, b: sp.floor(a / b)}
-_COMPARE = {ast.Lt: sp.Lt, ast.LtE: sp.Le, ast.Gt: sp.Gt, ast.GtE: sp.Ge, ast.Eq: sp.Eq, ast.NotEq: sp.Ne}
+
+
+@functools.cache
+def _comparisons() -> dict[type, Callable]:
+    return {ast.Lt: sp.Lt, ast.LtE: sp.Le, ast.Gt: sp.Gt, ast.GtE: sp.Ge, ast.Eq: sp.Eq, ast.NotEq: sp.Ne}
+
+
 # A single '=' that is not part of ==, <=, >=, != marks an equation "lhs = rhs".
 _EQUALS = re.compile(r"(?<![<>=!])=(?!=)")
 
@@ -279,8 +317,9 @@ class _Evaluator:
             return tuple(items) if isinstance(node, ast.Tuple) else items
         if isinstance(node, ast.Compare):
             values = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
-            parts = [_COMPARE[type(op)](a, b) for op, a, b in zip(node.ops, values, values[1:])
-                     if type(op) in _COMPARE]
+            compare = _comparisons()
+            parts = [compare[type(op)](a, b) for op, a, b in zip(node.ops, values, values[1:])
+                     if type(op) in compare]
             if len(parts) != len(node.ops):
                 raise CalcError("only <, <=, >, >=, ==, != comparisons are allowed")
             return parts[0] if len(parts) == 1 else sp.And(*parts)
@@ -294,9 +333,9 @@ class _Evaluator:
             raise CalcError(f"name {ident!r} is not allowed")
         if ident in self.variables:
             return self.variables[ident]
-        if ident in _CONSTANTS:
-            return _CONSTANTS[ident]
-        if ident in _FUNCTIONS:
+        if ident in _constants():
+            return _constants()[ident]
+        if ident in _functions():
             raise CalcError(f"{ident} is a function; call it with arguments")
         if not _SYMBOL_NAME.match(ident):
             raise CalcError(f"name {ident!r} is not allowed")
@@ -316,7 +355,7 @@ class _Evaluator:
         if not isinstance(node.func, ast.Name):
             raise CalcError("only calls of named functions are allowed (no attribute access)")
         name = node.func.id
-        if name not in _FUNCTIONS:
+        if name not in _functions():
             raise CalcError(f"unknown function {name!r}")
         if node.keywords:
             raise CalcError("keyword arguments are not allowed")
@@ -333,7 +372,7 @@ class _Evaluator:
                 if not (isinstance(a, sp.Basic) and a.is_Integer and abs(a) <= MAX_FACTORIAL):
                     raise CalcError(f"{name} takes integers up to {MAX_FACTORIAL}")
         try:
-            return _FUNCTIONS[name](*args)
+            return _functions()[name](*args)
         except CalcError:
             raise
         except (TypeError, ValueError, NotImplementedError) as exc:
@@ -361,7 +400,7 @@ def _variables(variables: dict | None) -> dict[str, Any]:
     if not isinstance(variables, dict) or len(variables) > MAX_VARIABLES:
         raise CalcError(f"variables must be an object of at most {MAX_VARIABLES} names")
     for name, value in variables.items():
-        if not isinstance(name, str) or not _SYMBOL_NAME.match(name) or name in _FUNCTIONS or name in _CONSTANTS:
+        if not isinstance(name, str) or not _SYMBOL_NAME.match(name) or name in _functions() or name in _constants():
             raise CalcError(f"variable name {name!r} is not allowed (letters and digits, not a function or constant)")
         if isinstance(value, str):
             if len(value) > MAX_TEXT:
@@ -499,6 +538,8 @@ def is_exact(value) -> bool:
 
 def calculate(expression: str, seconds: float = TIME_LIMIT_S, variables: dict | None = None) -> dict:
     """The calculator tool's values: {result, exact, numeric}; raises CalcError."""
+    _load_sympy()   # before the clock starts: importing sympy is no part of an evaluation's time
+
     def work():
         value = normalise(parse(expression, variables=variables))
         if isinstance(value, sp.Basic) and value.has(sp.zoo, sp.nan):
