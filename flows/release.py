@@ -139,7 +139,8 @@ def release_index(hub_dir: Path) -> dict[str, str]:
     for shard in sorted(hub_dir.glob("*/*.parquet")):
         config = shard.parent.name
         for row in pq.read_table(shard).to_pylist():
-            key = row.get("leg_id") or row.get("task_id") or json.dumps(row, sort_keys=True, default=str)[:80]
+            key = (row.get("leg_id") or row.get("task_id") or row.get("trajectory_id")
+                   or hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:16])
             index[f"{config}/{key}"] = hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return index
 

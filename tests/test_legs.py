@@ -54,7 +54,10 @@ def invariant_failures(leg: Leg, ctx: StageContext, allow_simulated: bool = True
        seed=st.integers(0, 10_000))
 def test_every_accepted_leg_satisfies_the_invariants(tmp_path_factory, shared_cache, level, variant, seed):
     out = tmp_path_factory.mktemp("run")
-    result, ctx = generate(out, shared_cache, level, variant, seed=seed)
+    try:
+        result, ctx = generate(out, shared_cache, level, variant, seed=seed)
+    except BudgetExhausted as exc:   # a seed whose 200 attempts made no leg breaks no invariant (rare: hard
+        result, ctx = exc.result, make_ctx(shared_cache)   # linear had seed 1529 before link kept chains)
     for leg in result.accepted:
         assert invariant_failures(leg, ctx) == {}
         # golden replay from the cache alone reproduces every value and every response byte

@@ -20,7 +20,9 @@ def test_regeneration_is_incremental(tmp_path):
     first = subprocess.run(cmd, cwd=PROJECT_ROOT, env=env, check=False, capture_output=True, text=True, timeout=1200)
     assert first.returncode == 0, first.stderr[-3000:]
     changes = json.loads((tmp_path / "rel" / "changes.json").read_text())
-    assert len(changes["added"]) == 2 + 40 and not changes["removed"]
+    # two legs, 40 git tasks and a training trajectory for each leg (OS and git trajectories are not made)
+    assert len(changes["added"]) == 2 + 40 + 2 and not changes["removed"]
+    assert sum(k.startswith("trajectories/leg/") for k in changes["added"]) == 2
     index = (tmp_path / "rel" / "report" / "index.html").read_text(encoding="utf-8")
     assert "--skip-invariants" not in index and index.count("all hold") == 2   # one row per leg
     assert (tmp_path / "rel" / "hub" / "README.md").is_file()
