@@ -96,10 +96,7 @@ def regeneration(out: str = release.DEFAULT_OUT, count: int = 5, seed: int = 0,
                  families: list[str] | None = None, levels: list[str] | None = None,
                  variants: list[str] | None = None, repo_id: str = "legwork/legwork",
                  upload: bool = False, workers: int = 0, dask_address: str | None = None) -> dict[str, list[str]]:
-    """Regenerate the release under ``out``: ``count`` legs per level and variant, every family's
-    task set at its default size, validation, the report, the hub folder (``out/hub``) and, with
-    ``upload``, the hub repository ``repo_id``. The leg sets are made side by side, ``workers`` at a
-    time (0: one per core) in worker processes, or on the Dask cluster at ``dask_address``. Returns
-    (and writes to ``changes.json``) what changed since the previous release in ``out``."""
+    """``flows.release.regenerate`` as a Prefect flow, each step a task; the parameters are spelled out
+    so that a deployment and the Prefect UI show and validate them."""
     return release.regenerate(STEPS, out, count, seed, families, levels, variants, repo_id, upload, workers,
                               dask_address)
