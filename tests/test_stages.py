@@ -29,7 +29,7 @@ from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalida
 from pipeline.stages.base import Rejected, StageContext
 from pipeline.stages.build import make_roadblock
 from pipeline.stages.plan import shapes
-from pipeline.stages.prevalidate import roadblocks_to_keep
+from pipeline.stages.prevalidate import detour_room, roadblocks_to_keep
 
 
 @pytest.fixture(scope="module")
@@ -226,3 +226,10 @@ def test_prevalidate_keeps_a_roadblock_for_every_page_text_before_a_second_for_o
     assert roadblocks_to_keep([5, 6, 7, 9, 8], {**texts, 9: {4}}, planned=2, most=2) == [5, 7]
     # nothing to cover: the planned count in rank order
     assert roadblocks_to_keep([8, 10], {8: set(), 10: set()}, planned=1, most=3) == [8]
+
+
+def test_detours_give_way_to_extra_roadblocks_and_never_grow():
+    assert detour_room(planned=3, planned_roadblocks=2, kept_roadblocks=2, least=2) == 3
+    assert detour_room(planned=3, planned_roadblocks=2, kept_roadblocks=3, least=2) == 2   # one extra roadblock
+    assert detour_room(planned=3, planned_roadblocks=2, kept_roadblocks=5, least=2) == 2   # not under the level
+    assert detour_room(planned=3, planned_roadblocks=4, kept_roadblocks=3, least=2) == 3   # fewer: no more room

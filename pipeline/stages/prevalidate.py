@@ -67,6 +67,13 @@ def roadblocks_to_keep(ranked: list[int], texts: dict[int, set[int]], planned: i
     return sorted((covering + [i for i in ranked if i not in covering])[:n])
 
 
+def detour_room(planned: int, planned_roadblocks: int, kept_roadblocks: int, least: int) -> int:
+    """How many detours a leg keeps: the planned number, less one for each roadblock kept over the plan
+    (``roadblocks_to_keep``), never under the level's ``least``. Fewer roadblocks than planned give
+    no extra detour room (that was a bug: a medium DAG leg with 4 detours where 2-3 are allowed)."""
+    return max(least, planned - max(0, kept_roadblocks - planned_roadblocks))
+
+
 def run(leg: Leg, ctx: StageContext) -> Leg:
     plan = leg.plan
     values: dict[int, object] = {}
@@ -110,7 +117,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     dropped_rb = {i for i in keep if leg.stops[i].kind == ROADBLOCK and i not in kept_rb}
     kept_det = [i for i in keep if leg.stops[i].kind == DETOUR and leg.stops[i].source_stop not in dropped_rb]
     # the roadblocks over the plan's count take the place of detours, as far as the level allows
-    kept_det = kept_det[: max(preset.detours[0], plan.detours - (len(kept_rb) - plan.roadblocks))]
+    kept_det = kept_det[: detour_room(plan.detours, plan.roadblocks, len(kept_rb), preset.detours[0])]
     keep = [i for i in keep if leg.stops[i].kind not in (ROADBLOCK, DETOUR) or i in kept_rb or i in kept_det]
     # a page stop holding text (a place, a country, a date) must feed a kept stop, else it goes
     fed = {j for i in keep for j in value_inputs(leg.stops[i])}
