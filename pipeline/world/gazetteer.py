@@ -213,7 +213,7 @@ class Gazetteer:
     def _kdtree(self):
         with self._tree_lock:
             if self._tree is None:
-                from scipy.spatial import cKDTree   # 0.5 s to import: only for reverse lookups
+                from scipy.spatial import cKDTree  # 0.5 s to import: only for reverse lookups
                 lat_r, lng_r = np.radians(self.lat), np.radians(self.lng)
                 xyz = np.column_stack((np.cos(lat_r) * np.cos(lng_r), np.cos(lat_r) * np.sin(lng_r), np.sin(lat_r)))
                 self._tree = cKDTree(xyz)
