@@ -132,6 +132,10 @@ def choose_reduction(rng: random.Random, stops: Sequence[int], values: Mapping[i
         # a difference of two equal halves is 0 whatever the values: avoid such degenerate forms
         if "difference" in kind and evaluate(reduction_expression("sum_mod_10", stops), values) == y == 0:
             continue
+        # every value must count: a product with a factor ending in 0 ends in 0 whatever the others are
+        # (a blind racer saw passcode 0 from one value alone: "2240 x ..." needs nothing else)
+        if any(evaluate(expr, {**values, s: values[s] + 1}) == y for s in stops):
+            continue
         return last
     if last is None:
         raise ExpressionError("no reduction gives a digit")
