@@ -28,7 +28,8 @@ def test_the_product_is_taken_when_every_factor_counts():
 def test_every_value_changes_the_digit_when_some_reduction_lets_it(numbers, seed):
     stops = list(range(len(numbers)))
     values = dict(enumerate(numbers))
-    kind, expr, y = choose_reduction(random.Random(seed), stops, values)
+    kind, expr, _ = choose_reduction(random.Random(seed), stops, values)
+
     def sensitive(e):
         y0 = evaluate(e, values)
         return 0 <= y0 <= 9 and all(evaluate(e, {**values, s: values[s] + 1}) != y0 for s in stops)
