@@ -141,12 +141,14 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
     sentence = re.sub(r"(?<=\w)['’]s\b", "", sentence)   # "China's border": China is named
     out: list[str] = []
     for m in NAME_RUN.finditer(sentence):
+        if _FEATURE_AFTER.match(sentence, m.end()):
+            return None   # "the N'mai and Mali rivers": a river's name, yet a reader may see the country
         words = m.group(0).split()
         while words and words[0] in NOT_NAMES:
             words = words[1:]
         parts = [words]
         if any(w in ("and",) for w in words) and not is_country(" ".join(words)):
-            parts = [p.split() for p in " ".join(words).split(" and ")]   # "France and Germany"
+            parts = _and_parts(" ".join(words), is_country)   # "France and Germany", "Bosnia and Herzegovina and Montenegro"
         for part in parts:
             if not part:
                 continue
@@ -164,6 +166,25 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
         return None
     if len({country_key(name) for name in out}) != len(set(out)):
         return None   # "Israel, officially the State of Israel": one country or two? (a blind racer counted two)
+    return out
+
+
+# a lowercase kind of place right after a name makes the name a feature's, not a country's ("Mali rivers")
+_FEATURE_AFTER = re.compile(r"\s+(?:rivers?|basins?|deserts?|mountains?|valleys?|deltas?|lakes?|seas?|gulfs?|plains?|"
+                            r"plateaus?|highlands?|islands?|regions?)\b")
+
+
+def _and_parts(run: str, is_country: Callable[[str], bool]) -> list[list[str]]:
+    """A run of names joined by "and", split into names, the longest country name first at each place:
+    "Bosnia and Herzegovina and Montenegro" is two countries, not three names."""
+    pieces, out, i = run.split(" and "), [], 0
+    while i < len(pieces):
+        for j in range(len(pieces), i, -1):
+            name = " and ".join(pieces[i:j])
+            if j == i + 1 or is_country(name):
+                out.append(name.split())
+                i = j
+                break
     return out
 
 

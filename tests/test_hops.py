@@ -79,6 +79,8 @@ def test_the_skip_probe_leaves_out_clue_references():
     ("Species of bird", None),                   # too vague to pick one thing out
     ("U.S. state", "state"),
     ("Country primarily located in North America", "country"),
+    ("British Overseas Territory in the Caribbean", None),   # a name, not "the british" (blind race 3, R13)
+    ("American Civil War general", "general"),
 ])
 def test_kind_words(description, kind):
     assert kind_of(description) == kind
@@ -98,6 +100,8 @@ def test_a_word_of_the_same_class_is_a_second_reading():
     assert not could_be("country", "Continent in the Western Hemisphere")
     assert not could_be("river", "Lake in East Africa")   # a lake is no river to a reader
     assert could_be("sea", "Gulf of the Atlantic Ocean")
+    # Vatican City is a microstate to a reader (blind race 3: "the microstate" of Italy's third sentence)
+    assert could_be("microstate", "Enclaved Holy See's independent city-state")
 
 
 # ---- what a careful reader counts -------------------------------------------------------------------
@@ -107,6 +111,10 @@ def test_a_word_of_the_same_class_is_a_second_reading():
     ("It lies between Australia, New Caledonia, Fiji and Tonga.", None),            # a dependent territory
     ("He was the first elected president in postcolonial America and Bolivia.", None),  # America: which?
     ("Kenya is a country in East Africa bordering Uganda and Tanzania.", ["Kenya", "Uganda", "Tanzania"]),
+    # blind race 3: six countries to a reader, where Bosnia and Herzegovina had been lost in the split (R15)
+    ("It borders Serbia to the east, Bosnia and Herzegovina and Montenegro to the southeast.",
+     ["Serbia", "Bosnia and Herzegovina", "Montenegro"]),
+    ("The Irrawaddy is formed by the confluence of the N'mai and Mali rivers.", None),   # a river, R21
 ])
 def test_countries_a_sentence_names(sentence, countries):
     assert countries_named(sentence, country_known) == countries
@@ -117,6 +125,8 @@ def test_countries_a_sentence_names(sentence, countries):
     ("It has two out of 26 atolls.", ["two"]),
     ("It grew in the 19th century and the 1990s.", ["19th", "1990s"]),
     ("It has 3.5 million people and is 300 km long.", []),
+    ("It was founded on 1 November 1956 and renamed in 1995.", ["1 November 1956"]),   # blind race 3, R24
+    ("It opened on March 4, 1861.", ["March 4, 1861"]),
 ])
 def test_numbers_a_reader_may_count_differently(sentence, doubtful):
     assert doubtful_numbers(sentence) == doubtful

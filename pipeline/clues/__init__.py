@@ -22,7 +22,7 @@ VAGUE = frozenset(["#", "noqa:", "SIM905", "(a", "word", "list", "reads", "best"
 KIND_CLASSES: tuple[frozenset[str], ...] = tuple(frozenset(c.split()) for c in (
     "city town village capital municipality metropolis commune settlement megacity port suburb borough county",
     ("country nation state kingdom republic empire monarchy dynasty caliphate sultanate territory province "
-    "principality confederation federation colony polity civilization"),
+    "principality confederation federation colony polity civilization microstate city-state enclave"),
     "region subregion sub-region zone continent subcontinent landmass",
     ("writer poet novelist author playwright essayist dramatist journalist historian scholar philosopher theologian "
     "critic translator"),
@@ -67,6 +67,7 @@ def kind_of(description: str | None) -> str | None:
                                                              re.IGNORECASE):
         return None   # "Founding of the United States": an act, not a thing to go to
     words: list[str | None] = []
+    capitalised_first = head[:1].isupper()
     for i, w in enumerate(head.split()):
         if i > 0 and len(w) > 4 and re.fullmatch(r"[a-z]+(?:ed|ing|en)", w):
             break   # a participle ends the noun phrase ("Team sport played with ...")
@@ -74,6 +75,9 @@ def kind_of(description: str | None) -> str | None:
             words.append(None)   # a number, a name or a demonym
             continue
         words.append(w.lower())
+    second = head.split()[1:2]
+    if capitalised_first and second and second[0][:1].isupper():
+        words[0] = None   # "British Overseas Territory ...": the first word opens a name, it is no kind
     while words and words[-1] is None:
         words.pop()
     while len(words) > 1 and words[-1] and _DIRECTION.fullmatch(words[-1]):
@@ -135,14 +139,18 @@ def could_be(kind: str, description: str | None, infobox_type: str | None = None
 
 # ---- numbers a careful reader may count ------------------------------------------------------------------
 _NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions", "dozen", "dozens", "half"]
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 DOUBTFUL_NUMBER = re.compile(r"(?<![\d.,]\s)(?<![\d.,])\b(?:" + "|".join(_NUMBER_WORDS) + r")\b"
-                             r"|\b\d+(?:st|nd|rd|th|s)\b|[½¼¾⅓⅔]", re.IGNORECASE)
+                             r"|\b\d+(?:st|nd|rd|th|s)\b|[½¼¾⅓⅔]"
+                             # a full date: its day and year are one date to some readers, two numbers to others
+                             rf"|\b\d{{1,2}} (?:{_MONTHS}) \d{{3,4}}\b|\b(?:{_MONTHS}) \d{{1,2}}, \d{{3,4}}\b")
 
 
 def doubtful_numbers(sentence: str) -> list[str]:
     """What a careful reader may count as a number of a sentence besides its numerals (issue 21: "one of
     the five pillars ... lasts 29 to 30 days" gives four numbers to some readers, two to others):
-    numbers written as words, ordinals and decades written with digits ("19th", "1990s"), fractions.
+    numbers written as words, ordinals and decades written with digits ("19th", "1990s"), fractions, full
+    dates ("1 November 1956": one date or two numbers).
     A clue never counts the numbers of such a sentence."""
     return [m.group(0) for m in DOUBTFUL_NUMBER.finditer(sentence)]
 
