@@ -27,7 +27,8 @@ from pipeline.model import (
 from pipeline.refs import value_inputs
 from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalidate, verbalize
 from pipeline.stages.base import Rejected, StageContext
-from pipeline.stages.build import make_roadblock
+from pipeline.stages.build import make_roadblock, resolved
+from pipeline.stages.facts import subject_facts
 from pipeline.stages.plan import shapes
 from pipeline.stages.prevalidate import detour_room, roadblocks_to_keep
 
@@ -233,3 +234,15 @@ def test_detours_give_way_to_extra_roadblocks_and_never_grow():
     assert detour_room(planned=3, planned_roadblocks=2, kept_roadblocks=3, least=2) == 2   # one extra roadblock
     assert detour_room(planned=3, planned_roadblocks=2, kept_roadblocks=5, least=2) == 2   # not under the level
     assert detour_room(planned=3, planned_roadblocks=4, kept_roadblocks=3, least=2) == 3   # fewer: no more room
+
+
+def test_the_place_a_page_is_about_geocodes_into_a_country_its_text_names():
+    """Blind race 3 (R11): "Antioch" geocodes to Antioch, California; the page is the ancient city at
+    modern Antakya, Turkey, and names Syria and Turkey. Its subject is no usable place; Paris's is."""
+    ctx = StageContext.create(load_settings())
+    antioch, paris = ctx.page("Antioch"), ctx.page("Paris")
+    [subject] = subject_facts(antioch)
+    assert resolved(subject, ctx) is not None            # without the page, the namesake geocodes
+    assert resolved(subject, ctx, antioch) is None
+    [subject] = subject_facts(paris)
+    assert resolved(subject, ctx, paris) is not None

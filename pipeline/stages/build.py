@@ -15,7 +15,7 @@ from typing import Any
 
 from pipeline import refs
 from pipeline.catalog import diamond_only_templates, roadblock_templates
-from pipeline.execute import country_key, iso_plus_days
+from pipeline.execute import countries_named, country_key, country_known, iso_plus_days
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -32,7 +32,7 @@ from pipeline.model import (
     Transition,
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
-from pipeline.stages.facts import Fact, hop_modes, page_facts
+from pipeline.stages.facts import SENTENCE_SPLIT, Fact, hop_modes, page_facts
 from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.tools.registry import absorbed
 from pipeline.transforms import DETOURS, DetourError, apply_detour
@@ -43,34 +43,45 @@ SPARE_DETOURS = 2
 BROAD_DETOURS = ("digit_sum", "binary_1bit_count", "next_prime", "num_divisors", "sum_prime_factors")
 
 
-def resolved(fact: Fact, ctx: StageContext) -> Fact | None:
+def resolved(fact: Fact, ctx: StageContext, page=None) -> Fact | None:
     """The fact as the tools understand it, or None when no roadblock could use it. A place must
     geocode as one place, the whole text matched ("Basra, Cairo" or "Petersen House, Washington,
     D.C., U.S" only partly match: a list, or a place the gazetteer does not hold); a place field
     holding a country ("United States") is a country fact; a country must be known to the tools
-    by its whole text ("Germany, Italy, Switzerland, Austria" is not).
+    by its whole text ("Germany, Italy, Switzerland, Austria" is not). The place a ``page`` is about
+    must geocode into a country its opening text names, if it names any: "Antioch" geocodes to Antioch,
+    California, while the page is the ancient city in Syria, at modern Antakya, Turkey (blind race 3).
 
     A probe the service fails (HTTP 5xx, timeout, garbled answer) makes the fact unusable for this
     leg, not the leg: plan probes dozens of candidate facts, and one flaky answer among them used to
     reject every attempt from a hub page (hard DAG legs: 0 of 4 under 20 % faults)."""
     try:
-        return _resolved(fact, ctx)
+        return _resolved(fact, ctx, page)
     except TRANSIENT_FAILURES as exc:
         absorbed(exc, f"the {fact.role} fact {fact.value!r} ({fact.label[:60]}) unusable for this attempt")
         return None
 
 
-def _resolved(fact: Fact, ctx: StageContext) -> Fact | None:
+def _resolved(fact: Fact, ctx: StageContext, page=None) -> Fact | None:
     if fact.role == "place":
         found = ctx.toolbox.call("maps_geocode", {"address": fact.value})
         if not found.ok or found.data.get("partial_match"):
             return None
         if found.data.get("place_type") == "country":
             return replace(fact, role="country") if _resolved(replace(fact, role="country"), ctx) else None
+        if page is not None and fact.extraction.source == "subject" and not _in_named_country(found.data, page):
+            return None
         return fact
     if fact.role == "country":
         return fact if ctx.toolbox.call("countries_population", {"country": fact.value}).ok else None
     return fact
+
+
+def _in_named_country(geocoded: dict, page) -> bool:
+    """Does the geocoded point lie in a country the page's opening text names (or does it name none)?"""
+    named = {country_key(name) for sentence in SENTENCE_SPLIT.split(page.lead or "")
+             for name in (countries_named(sentence, country_known) or [])}
+    return not named or geocoded.get("country_code") in named
 
 
 ENTITY_ROLES = ("place", "country", "date", "company", "coin")   # what roadblocks take from the route
@@ -223,7 +234,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if page is None:
             raise Rejected(f"build: page {title!r} is missing or malformed")
         modes = preset.extraction if i == 0 else hop_modes(preset.extraction)
-        facts = [r for r in (resolved(f, ctx) for f in page_facts(page, modes)) if r is not None]
+        facts = [r for r in (resolved(f, ctx, page) for f in page_facts(page, modes)) if r is not None]
         if not facts:
             raise Rejected(f"build: no usable fact on {title!r}")
         want = role_cycle[(i + rng.randrange(2)) % len(role_cycle)]

@@ -33,7 +33,7 @@ def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
     """The facts a page stop may ask of the page at the level's extraction modes (memoised)."""
     def compute() -> list:
         page = ctx.page(title)
-        return [f for f in (resolved(f, ctx) for f in page_facts(page, modes)) if f] if page else []
+        return [f for f in (resolved(f, ctx, page) for f in page_facts(page, modes)) if f] if page else []
     return ctx.memo_unfaulted(f"usable_facts|{','.join(modes)}|{title}", compute)
 
 
