@@ -30,11 +30,12 @@ import yaml
 
 from pipeline.acceptance import run_acceptance
 from pipeline.cache import canonical_json, file_sha256
+from pipeline.config import PROJECT_ROOT
 from pipeline.export import load_legs
 from pipeline.export.trajectories import CONFIG as TRAJECTORY_CONFIG
 from pipeline.export.trajectories import TRAJECTORY_SCHEMA, Origin, trajectory_rows
 from pipeline.model import LEVELS, Leg, leg_summary
-from pipeline.report.stats import world_spread
+from pipeline.report.stats import blind_races, world_spread
 from pipeline.tasks.common import TASK_SCHEMA
 from pipeline.tasks.math.dataset import DERIVED_SCHEMA
 
@@ -397,6 +398,7 @@ def render_card(release: Release, templates_dir: Path) -> str:
         has_legs=any(c.kind == "legs" for c in configs), row_meaning=ROW_MEANING, shares=shares,
         task_families=[c.name for c in configs if c.kind in ("tasks", "derived")],
         trajectories=release.configs.get(TRAJECTORY_CONFIG),
+        blind=blind_races(PROJECT_ROOT / "benchmarks" / "blind_race") if release.runs else [],
     )
 
 

@@ -5,8 +5,10 @@ the HTML templates render and the tests check against hand computations.
 """
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 from statistics import mean
 from typing import Any
 
@@ -206,3 +208,20 @@ def spread_line(row: dict[str, Any]) -> str:
             f"{row['distinct_pages']} distinct pages in {row['page_visits']} page visits "
             f"({pct(row['distinct_page_share'])}), mean page overlap {overlap}, "
             f"simulated tool values {pct(row['simulated_share'])}")
+
+
+def blind_races(folder) -> list[dict[str, Any]]:
+    """The blind races' scores (``benchmarks/blind_race/race-*/score.json``: capable agents that saw only
+    the seed URL, the riddle and the tools), pooled by level: how hard the legs are for a capable agent,
+    measured rather than assumed. Empty when the folder holds no race (an installed package)."""
+    pooled: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    races = sorted(Path(folder).glob("race-*/score.json"))
+    for path in races:
+        for group in json.loads(path.read_text()).get("groups", []):
+            row, n = pooled[group["level"]], group["n"]
+            row["legs"] += n
+            for key in ("fa", "pvr", "steps"):
+                row[key] += n * (group.get(key) or 0.0)
+    return [{"level": level, "races": len(races), "legs": int(row["legs"]), "fa": row["fa"] / row["legs"],
+             "pvr": row["pvr"] / row["legs"], "calls": row["steps"] / row["legs"]}
+            for level, row in sorted(pooled.items(), key=lambda kv: LEVELS.index(kv[0]) if kv[0] in LEVELS else 99)]
