@@ -355,14 +355,18 @@ def test_3_a_live_answer_is_checked_against_the_trace_only(legs, checker):
 
 
 # ---- 4. every value flows into y* --------------------------------------------------------------
-def test_4_a_stop_whose_value_feeds_nothing(legs, ctx):
-    leg = a_leg(legs)
-    finish = leg.stops[-1]
+def _lone_leaves(leg) -> list[int]:
+    """Operands of the finish line that nothing else reads, whose own inputs are read elsewhere too."""
     graph = inv.value_graph(leg)
-    # an operand of the finish line that nothing else reads, whose own inputs are read elsewhere too
-    leaf = next(i for i in inv.expressions.references(finish.expression)
-                if list(graph.successors(i)) == [finish.index]
-                and all(len(list(graph.successors(j))) > 1 for j in graph.predecessors(i)))
+    return [i for i in inv.expressions.references(leg.stops[-1].expression)
+            if list(graph.successors(i)) == [leg.stops[-1].index]
+            and all(len(list(graph.successors(j))) > 1 for j in graph.predecessors(i))]
+
+
+def test_4_a_stop_whose_value_feeds_nothing(legs, ctx):
+    leg = a_leg(legs, lambda leg: bool(_lone_leaves(leg)), "a finish operand whose inputs are read elsewhere")
+    finish = leg.stops[-1]
+    leaf = _lone_leaves(leg)[0]
     others = [i for i in inv.expressions.references(finish.expression) if i != leaf]
     finish.expression = f"({' + '.join(f's{i}' for i in others)}) % 10"
     assert inv.check_value_flow(leg) == [f"stops [{leaf}] do not feed the finish line"]
