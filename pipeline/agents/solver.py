@@ -33,6 +33,7 @@ from pipeline.execute import (
     countries_named,
     finalize_number,
     get_path,
+    infobox_year,
     nearest_is_one,
     parse_number,
     resolve_args,
@@ -86,7 +87,7 @@ class Ambiguous(Exception):
 
 # ---- reading clue text ------------------------------------------------------------------------
 CLUE_LINE = re.compile(r"^(\d+)\. (.*)$", re.DOTALL)
-ASK = re.compile(r"\s(?=(?:What number|What date|Which place|Which country) does its infobox give for "
+ASK = re.compile(r"\s(?=(?:What number|What year|What date|Which place|Which country) does its infobox give for "
                  r"|In its (?:opening text|section \"|\w+ section,)|Which place is this page about\?)")
 SUBJECT_ASK = re.compile(r"^Which place is this page about\? ")
 LINK_BRIDGE = re.compile(r"^(?:From the page of clue (\d+), follow a link to|On the page of clue (\d+), take the link "
@@ -97,7 +98,7 @@ SEED_BRIDGE = re.compile(r"^(?:Start on the page you are given|Begin at the seed
 BY_DESCRIPTION = re.compile(r'^the page whose short description reads "(.*)"$', re.DOTALL)
 BY_DESCRIPTION_START = re.compile(r'^the page whose short description begins with the words "(.*)"$', re.DOTALL)
 BY_INFOBOX = re.compile(r"^a page about a subject whose infobox is of the '(.*)' kind$")
-INFOBOX_ASK = re.compile(r'^(What number|What date|Which place|Which country) does its infobox give for "(.*)"'
+INFOBOX_ASK = re.compile(r'^(What number|What year|What date|Which place|Which country) does its infobox give for "(.*)"'
                          r'( \(rounded to a whole number\))?\?$', re.DOTALL)
 # a number named by where its sentence stands and what it is (templates/clues/ask.j2)
 POSITION_ASK = re.compile(r'^In its (?:(opening text)|section "(.*?)"|(\w+) section), (?:the (\w+) sentence|the sentence '
@@ -507,6 +508,9 @@ def read_answer(page: dict, ask: str, is_country: Callable[[str], bool] | None =
             if kind == "What number":
                 if item.get("number") is not None:
                     found.add(round(item["number"]))
+            elif kind == "What year":   # a field giving a year and nothing finer
+                if (year := infobox_year(item.get("date"), item.get("number"))) is not None:
+                    found.add(year)
             elif kind == "What date":
                 if item.get("date") and len(item["date"]) == 10:
                     found.add(item["date"])

@@ -79,7 +79,7 @@ def kind_of(description: str | None) -> str | None:
     while len(words) > 1 and words[-1] and _DIRECTION.fullmatch(words[-1]):
         words.pop()   # "Sea northeast of Australia"
     if (not words or not words[-1] or len(words[-1]) < 3 or words[-1] in VAGUE or re.search(r"[^su]s$", words[-1])
-            or re.search(r"(?:est|th)$", words[-1]) and words[-1] not in _NOUNS_IN_EST_TH):
+            or re.search(r"(?:est|th|most)$", words[-1]) and words[-1] not in _NOUNS_IN_EST_TH):
         return None   # vague, a plural ("states"), a superlative or an ordinal: not one thing to pick out
     noun = words[-1]
     if len(words) >= 2 and words[-2] and len(words) > 2 and words[-2] not in VAGUE:

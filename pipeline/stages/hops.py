@@ -21,11 +21,21 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.clues import EXTREMES, MEASURE_LOOKUPS, MEASURES, could_be, kind_of, measure_value, noun_of
+from pipeline.clues import (
+    EXTREMES,
+    MEASURE_LOOKUPS,
+    MEASURES,
+    could_be,
+    kind_of,
+    measure_value,
+    noun_of,
+    plural,
+    singulars,
+)
 from pipeline.execute import NOT_NAMES, countries_named, country_known, get_path
 from pipeline.model import Relation
 from pipeline.stages.base import StageContext
-from pipeline.stages.facts import SENTENCE_SPLIT
+from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT
 from pipeline.tools.registry import TRANSIENT_FAILURES
 
 PROBE_RESULTS = 10      # the skip probe: a hop whose kind words find its target this high is a look-up
@@ -48,11 +58,21 @@ def _title_index(ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
     return ctx.memo("title_index", compute)
 
 
-def titles_named(text: str, ctx: StageContext, limit: int = 1000) -> list[str]:
+_CONNECTORS = ("of", "de", "du", "del")
+
+
+def titles_named(text: str, ctx: StageContext, limit: int = 1000, *, as_read: bool = False) -> list[str]:
     """The snapshot pages a text names by their exact title (as a whole name: "Second" in "Second
-    World War" is no mention of "Second"), in order of first mention."""
+    World War" is no mention of "Second"), in order of first mention. ``as_read``: names as a reader
+    reads them (what a hop's clue relies on): a name never runs on across punctuation ("Falkirk,
+    Scotland" names Falkirk and Scotland, "Tyler, Texas" names Texas; a title holding the punctuation,
+    "Washington, D.C.", is still matched whole), and a title followed by "of" and a name is the head
+    of a longer name ("University" in "University of Nevada", "City" in "City of Toronto")."""
     index = _title_index(ctx)
-    words = _WORD.findall(text)
+    spans = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
+    words = [w for w, _, _ in spans]
+    # joined[i]: word i follows word i - 1 with nothing but spaces between them
+    joined = [i > 0 and (not as_read or not text[spans[i - 1][2]:spans[i][1]].strip()) for i in range(len(spans))]
     found: list[str] = []
     i = 0
     while i < len(words) and len(found) < limit:
@@ -61,12 +81,16 @@ def titles_named(text: str, ctx: StageContext, limit: int = 1000) -> list[str]:
             i += 1
             continue
         title = " ".join(match)
-        following = words[i + len(match)] if i + len(match) < len(words) else ""
-        preceding = words[i - 1] if i else ""
-        linked_to = words[i - 2] if i >= 2 and preceding in ("of", "de", "du", "del") else ""
-        if (following[:1].isupper() and not words[i + len(match) - 1].endswith(".")) or (
+        end = i + len(match)
+        following = words[end] if end < len(words) and joined[end] else ""
+        preceding = words[i - 1] if i and joined[i] else ""
+        linked_to = words[i - 2] if i >= 2 and joined[i - 1] and preceding in _CONNECTORS else ""
+        links_on = (words[end + 1] if as_read and following in _CONNECTORS and end + 1 < len(words) and joined[end + 1]
+                    else "")
+        if (following[:1].isupper() and not words[end - 1].endswith(".")) or (
                 preceding[:1].isupper() and not preceding.endswith(".") and preceding not in NOT_NAMES | {"The"}) or (
-                linked_to[:1].isupper() and linked_to not in NOT_NAMES | {"The"}):   # "Edict of Nantes", "Sea of Crete"
+                linked_to[:1].isupper() and linked_to not in NOT_NAMES | {"The"}) or (   # "Edict of Nantes", "Sea of Crete"
+                links_on[:1].isupper() and links_on not in NOT_NAMES):                 # "University of Nevada"
             i += 1   # part of a longer name ("Second" in "Second World War", "Southeast Asia" in "Maritime
             continue  # Southeast Asia"): not a mention of the page
         if title not in found and title in ctx.store:
@@ -87,7 +111,36 @@ def sentences(block: str) -> list[str]:
 
 
 def _readable(sentence: str) -> bool:
-    return 20 <= len(sentence) <= 400 and sentence.count('"') % 2 == 0
+    return 20 <= len(sentence) <= 400 and sentence.count('"') % 2 == 0 and "\n" not in sentence
+
+
+def hop_blocks(page) -> list[tuple[str, str]]:
+    """The blocks whose sentences a hop may point into, as (section title, text): the opening text
+    ("") and, on a full page, every section of prose (not references, lists of works, ...)."""
+    return [("", page.lead)] + [(s.title, s.text) for s in page.sections
+                                if s.title and s.text and not NON_PROSE_SECTIONS.match(s.title)]
+
+
+def referable(block: str, sentence: str, names: list[str]) -> bool:
+    """Can a clue point at this sentence of the block (by its rank or its first words) without
+    naming ``names`` (``verbalize.sentence_refs``; the hop's two pages are pages of the leg)? A hop
+    through a sentence no clue can point at would be planned only to be rejected at verbalize."""
+    from pipeline.stages.verbalize import sentence_refs
+    return bool(sentence_refs(block, sentence, names))
+
+
+def solver_readings(sentence: str, kinds: list[str], origin: str, ctx: StageContext) -> list[str]:
+    """The pages a careful reader takes for "the <kind> the sentence names", as the riddle-only solver
+    reads them (``solver.hop_pages``): every name and run of words it may look up, fetched as a page,
+    that could be a thing of one of ``kinds``, in the order the sentence first names them."""
+    from pipeline.agents.solver import names_in
+    found: list[str] = []
+    for name in names_in(sentence):
+        target = ctx.page(name) if name != origin else None
+        if (target is not None and target.title != origin and target.title not in found
+                and any(could_be(k, target.description, target.infobox_type) for k in kinds)):
+            found.append(target.title)
+    return found
 
 
 def probe_finds(ctx: StageContext, query: str, title: str) -> bool:
@@ -99,28 +152,37 @@ def probe_finds(ctx: StageContext, query: str, title: str) -> bool:
 
 
 def named_hops(page, ctx: StageContext) -> list[Hop]:
-    """The pages a sentence of the opening text names, each picked out by its kind: the only thing of
-    its kind there, or, where the sentence names several things that are all exactly of that kind
-    (each described by the same word, none by a word of its class only), the n-th of them in the
-    sentence's order."""
+    """The pages a sentence of the opening text (or of a section of prose) names, each picked out by
+    its kind: the only thing of its kind there, or, where the sentence names several things that are
+    all exactly of that kind (each described by the same word, none by a word of its class only), the
+    n-th of them in the sentence's order. Kept only where the solver reads the sentence so too and a
+    clue can point at the sentence."""
     out: list[Hop] = []
-    for sentence in sentences(page.lead):
-        if not _readable(sentence):
-            continue
-        text = re.sub(r"(?<=\w)['’]s\b", "", sentence.rstrip("."))   # "Fuzuli's work": Fuzuli is named
-        pages = {t: p for t in titles_named(text, ctx) if t != page.title and (p := ctx.page(t)) is not None}
-        for title, target in pages.items():
-            kind = kind_of(target.description)
-            if kind is None or title in out_titles(out) or _unpaged_namesake(sentence, title, kind):
+    for section, block in hop_blocks(page):
+        for sentence in sentences(block):
+            if not _readable(sentence):
                 continue
-            if could_be(kind, "country") and countries_named(sentence, country_known) in (None, []):
-                continue   # a region or former state beside it: a reader may take that for the country
-            alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
-            if alike == [title]:
-                out.append(Hop(title, Relation(kind="named", noun=kind, section="", sentence=sentence)))
-            elif 2 <= len(alike) <= 4 and all(kind_of(pages[t].description) == kind for t in alike):
-                out.append(Hop(title, Relation(kind="named", noun=kind, section="", sentence=sentence,
-                                               candidates=alike, position=alike.index(title) + 1)))
+            text = re.sub(r"(?<=\w)['’]s\b", ",", sentence.rstrip("."))   # "Fuzuli's work": Fuzuli is named
+            pages = {t: p for t in titles_named(text, ctx, as_read=True)
+                     if t != page.title and (p := ctx.page(t)) is not None}
+            for title, target in pages.items():
+                kind = kind_of(target.description)
+                if kind is None or title in out_titles(out) or _unpaged_namesake(sentence, title, kind):
+                    continue
+                if could_be(kind, "country") and countries_named(sentence, country_known) in (None, []):
+                    continue   # a region or former state beside it: a reader may take that for the country
+                alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
+                if alike == [title]:
+                    hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence))
+                    readings = solver_readings(sentence, [kind], page.title, ctx)
+                elif 2 <= len(alike) <= 4 and all(kind_of(pages[t].description) == kind for t in alike):
+                    hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence,
+                                              candidates=alike, position=alike.index(title) + 1))
+                    readings = solver_readings(sentence, singulars(plural(kind)), page.title, ctx)
+                else:
+                    continue
+                if readings == alike and referable(block, sentence, [title, page.title]):
+                    out.append(hop)
     return out
 
 
@@ -157,29 +219,33 @@ def infobox_hops(page, ctx: StageContext) -> list[Hop]:
 
 
 def choice_hops(page, ctx: StageContext) -> list[Hop]:
-    """Of the countries a sentence of the opening text names, the one with the largest or smallest
-    area or population (the agent looks each up)."""
+    """Of the countries a sentence of the opening text (or of a section of prose) names, the one with
+    the largest or smallest area or population (the agent looks each up)."""
     out: list[Hop] = []
-    for sentence in sentences(page.lead):
-        if not _readable(sentence):
-            continue
-        names = countries_named(sentence, country_known)
-        if not names or not 2 <= len(names) <= MAX_CHOICES or len(set(names)) != len(names):
-            continue
-        titles = {n: ctx.store.resolve(n) for n in names}
-        if any(t is None or t == page.title for t in titles.values()):
-            continue
-        for measure in MEASURES:
-            figures = {n: _figure(ctx, measure, n) for n in names}
-            if any(v is None for v in figures.values()):
+    for section, block in hop_blocks(page):
+        for sentence in sentences(block):
+            if not _readable(sentence):
                 continue
-            ranked = sorted(figures.values())
-            if any(b - a < MIN_GAP * b for a, b in itertools.pairwise(ranked)):
-                continue   # two figures too close to tell apart safely
-            for extreme in EXTREMES:
-                pick = max(figures, key=figures.get) if extreme == "largest" else min(figures, key=figures.get)
-                out.append(Hop(titles[pick], Relation(kind="choice", noun="country", section="", sentence=sentence,
-                                                      measure=measure, extreme=extreme, candidates=list(names))))
+            names = countries_named(sentence, country_known)
+            if not names or not 2 <= len(names) <= MAX_CHOICES or len(set(names)) != len(names):
+                continue
+            titles = {n: ctx.store.resolve(n) for n in names}
+            if any(t is None or t == page.title for t in titles.values()):
+                continue
+            for measure in MEASURES:
+                figures = {n: _figure(ctx, measure, n) for n in names}
+                if any(v is None for v in figures.values()):
+                    continue
+                ranked = sorted(figures.values())
+                if any(b - a < MIN_GAP * b for a, b in itertools.pairwise(ranked)):
+                    continue   # two figures too close to tell apart safely
+                for extreme in EXTREMES:
+                    pick = max(figures, key=figures.get) if extreme == "largest" else min(figures, key=figures.get)
+                    if not referable(block, sentence, [titles[pick], page.title]):
+                        continue
+                    out.append(Hop(titles[pick], Relation(kind="choice", noun="country", section=section,
+                                                          sentence=sentence, measure=measure, extreme=extreme,
+                                                          candidates=list(names))))
     return out
 
 

@@ -24,7 +24,7 @@ import jinja2
 from pipeline import expressions
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
 from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, plural
-from pipeline.execute import countries_named, country_known
+from pipeline.execute import countries_named, country_known, infobox_year
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -163,8 +163,10 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
     if ex.source == "subject":
         return [render("ask.j2", source="subject")]
     if ex.source == "infobox":
+        item = next((f for f in page.get("infobox", []) if f["name"] == ex.field), {})
+        year = stop.value_type == "number" and infobox_year(item.get("date"), item.get("number")) is not None
         return [render("ask.j2", source="infobox", value_type=stop.value_type, label=stop.fact.label,
-                       role=stop.fact.role, rounded=False)]
+                       role=stop.fact.role, rounded=False, year=year)]
     from pipeline.agents.solver import count_word, number_kinds, ordinal
     wheres = sentence_places(ex, page, names)
     if ex.name_index is not None:   # a country the sentence names: which one, of how many
@@ -419,11 +421,12 @@ def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[st
     if rel.kind == "infobox":
         return [render("hop.j2", kind="infobox", from_clue=from_clue, noun=rel.noun, label=rel.label)]
     out = []
-    for sentence in sentence_refs(origin.get("lead", ""), rel.sentence or "", names):
-        out.append(render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, sentence=sentence,
-                          where="opening text", count=count_word(len(rel.candidates)), extreme=rel.extreme,
-                          measure=rel.measure, position=rel.position, nouns=plural(rel.noun),
-                          nth=ordinal(rel.position or 1)))
+    for where, block in sentence_places(Extraction(source="prose", section=rel.section or ""), origin, names):
+        for sentence in sentence_refs(block, rel.sentence or "", names):
+            out.append(render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, sentence=sentence,
+                              where=where, count=count_word(len(rel.candidates)), extreme=rel.extreme,
+                              measure=rel.measure, position=rel.position, nouns=plural(rel.noun),
+                              nth=ordinal(rel.position or 1)))
     return out
 
 
