@@ -93,7 +93,7 @@ def run_one(title: str, snapshot: Path, out: Path, args) -> dict:
             reason, n = reasons.most_common(1)[0]
             row["reason"] = f"{n}x {reason}"
     if not row["ok"] and not row["reason"]:
-        row["reason"] = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        row["reason"] = f"exit {proc.returncode}: " + (proc.stderr.strip().splitlines() or ["no output"])[-1]
     return row
 
 

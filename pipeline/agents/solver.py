@@ -23,7 +23,16 @@ from typing import Any
 
 from pipeline import expressions
 from pipeline.catalog import roadblock_templates
-from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, MEASURE_LOOKUPS, could_be, measure_value, singulars
+from pipeline.clues import (
+    HOP_CHOICE,
+    HOP_DESCRIBED,
+    HOP_INFOBOX,
+    HOP_NAMED,
+    MEASURE_LOOKUPS,
+    could_be,
+    measure_value,
+    singulars,
+)
 from pipeline.execute import (
     NAME_RUN,
     NOT_NAMES,
@@ -242,7 +251,8 @@ class Solver:
             return [p for p in self.linked_pages(n, sol.pages[origin]) if fits(p, m.group(4))]
         if m := SEARCH_BRIDGE.match(bridge):
             return self.searched_pages(n, m.group(1))
-        if m := (HOP_NAMED.match(bridge) or HOP_INFOBOX.match(bridge) or HOP_CHOICE.match(bridge)):
+        if m := (HOP_NAMED.match(bridge) or HOP_DESCRIBED.match(bridge) or HOP_INFOBOX.match(bridge)
+                 or HOP_CHOICE.match(bridge)):
             origin = int(m.group(1))
             if origin not in sol.pages:
                 raise Unsolvable(f"clue {n}: clue {origin} named no page")
@@ -269,11 +279,15 @@ class Solver:
             if page is None or not could_be(kind, page.get("description"), page.get("infobox_type")):
                 raise Unsolvable(f"clue {n}: the infobox's {label!r} is no {kind} with a page")
             return [page]
-        if m := HOP_NAMED.match(bridge):
-            _, nth, count, kind, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
+        if (m := HOP_NAMED.match(bridge)) or (d := HOP_DESCRIBED.match(bridge)):
+            if m:
+                _, nth, count, kind, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
+                sentences = chosen_sentences(origin, lead, title, section_ordinal, sentence_ordinal, opening)
+            else:   # the short description, read as one sentence
+                nth, count, kind, sentences = None, None, d.group(2), [origin.get("description") or ""]
             kinds = singulars(kind) if nth else [kind]
             found: dict[str, dict] = {}   # url -> page, in the order the sentence first names them
-            for sentence in chosen_sentences(origin, lead, title, section_ordinal, sentence_ordinal, opening):
+            for sentence in sentences:
                 for name in names_in(sentence):
                     page = self.fetch(n, title_to_url(name)) if name != origin.get("title") else None
                     if page and page["url"] != origin["url"] and any(

@@ -31,9 +31,11 @@ COUNTRY_FIELDS = re.compile(r"^(country|nationality|citizenship|state_party|sove
 TICKER_FIELDS = re.compile(r"^(traded_as|symbol|ticker|ticker_symbol|stock_symbol)$")
 COIN_FIELDS = re.compile(r"^(code|currency_code|ticker)$")
 TICKER = re.compile(r"[A-Z]{1,5}")
-SKIP_FIELDS = re.compile(r"(image|caption|size|map|signature|website|url|logo|alt|footnote|coord|zoom|"
-                         r"pushpin|blank|_ref$|^ref|note|id$|_id|code|postal|iso|timezone|utc|dial|calling|"
-                         r"lat|long|width|height|module|embed|color|colour)", re.IGNORECASE)
+# (the coordinates' and the alt text's names are matched at the start of a word of the field's name:
+# "population" holds "lat", "altitude" is a measure)
+SKIP_FIELDS = re.compile(r"(image|caption|size|map|signature|website|url|logo|(?:^|_)alt(?!itude)|footnote|coord|"
+                         r"zoom|pushpin|blank|_ref$|^ref|note|id$|_id|code|postal|(?:^|_)iso|timezone|utc|dial|"
+                         r"calling|(?:^|_)lat|(?:^|_)long|width|height|module|embed|color|colour)", re.IGNORECASE)
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 # sections of apparatus rather than prose: citations there make meaningless "facts"
 NON_PROSE_SECTIONS = re.compile(r"^(references|notes|bibliography|further reading|external links|sources|citations|"

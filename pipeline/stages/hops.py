@@ -1,14 +1,17 @@
 """Hops (issue 21): how plan walks from each page of a route to the next through the page before.
 
 A page's hops are the pages it leads to by a relation only reading it resolves
-(``model.Relation``): the one thing of a kind that a stated sentence names (``named``), the thing its
-infobox gives for a label (``infobox``), or, of the countries a sentence names, the one with the
-largest or smallest area or population (``choice``, which needs a lookup per country). Each hop is
-kept only if a careful reader has one reading of it:
+(``model.Relation``): the one thing of a kind that a stated sentence names (``named``; a sentence of
+the opening text or of a section of prose), the thing its infobox gives for a label (``infobox``),
+the one thing of a kind its short description names (``described``: "Capital and largest city of
+Mexico"), or, of the countries a sentence names, the one with the largest or smallest area or
+population (``choice``, which needs a lookup per country). Each hop is kept only if a careful
+reader has one reading of it:
 
-* named: of every snapshot page the sentence names, the target alone could be taken for the kind
-  (``clues.could_be``: its word or a word of its class, "town" for "city"), and no capitalised
-  name in the sentence holds the kind's noun ("the river" beside "Bafing River");
+* named and described: of every snapshot page the sentence names, the target alone could be taken
+  for the kind (``clues.could_be``: its word or a word of its class, "town" for "city"), as the
+  solver reads the sentence too (every name and run of its words looked up, ``solver_readings``),
+  and no capitalised name in the sentence holds the kind's noun ("the river" beside "Bafing River");
 * choice: the sentence names two to five countries (``execute.countries_named``: none inside a
   longer name, no region, continent or former state beside them) whose figures differ;
 * and (checked by verbalize on the whole clue) a search with the clue's words does not find the
@@ -99,6 +102,12 @@ def titles_named(text: str, ctx: StageContext, limit: int = 1000, *, as_read: bo
     return found
 
 
+def sentence_names(sentence: str, ctx: StageContext) -> list[str]:
+    """The snapshot pages a sentence names as a reader reads it (``titles_named(as_read=True)``; a
+    possessive ends a name: "Fuzuli's work" names Fuzuli, "Alexander's Belfast subsidiary" Belfast)."""
+    return titles_named(re.sub(r"(?<=\w)['’]s\b", ",", sentence.rstrip(".")), ctx, as_read=True)
+
+
 @dataclass(frozen=True)
 class Hop:
     target: str          # the title of the page the hop leads to
@@ -121,12 +130,27 @@ def hop_blocks(page) -> list[tuple[str, str]]:
                                 if s.title and s.text and not NON_PROSE_SECTIONS.match(s.title)]
 
 
-def referable(block: str, sentence: str, names: list[str]) -> bool:
-    """Can a clue point at this sentence of the block (by its rank or its first words) without
-    naming ``names`` (``verbalize.sentence_refs``; the hop's two pages are pages of the leg)? A hop
-    through a sentence no clue can point at would be planned only to be rejected at verbalize."""
-    from pipeline.stages.verbalize import sentence_refs
-    return bool(sentence_refs(block, sentence, names))
+def walkable(hop: Hop, origin: str, names: list[str], ctx: StageContext) -> bool:
+    """Has the hop out of the page ``origin`` a wording verbalize may use: one that points at its
+    sentence without naming ``names`` (the leg's pages but the seed) and whose words, searched, do not
+    show the target in the top ten (the skip probe)? A hop with none would be planned only for every
+    wording of it to be rejected at verbalize."""
+    from pipeline.stages.verbalize import relation_phrases, skip_probe_words
+
+    def blocks() -> dict | None:
+        page = ctx.page(origin)
+        return {"lead": page.lead, "sections": [{"title": s.title, "text": s.text} for s in page.sections]} \
+            if page is not None else None
+
+    def compute() -> bool:
+        origin_blocks = ctx.memo(f"hop_blocks|{origin}", blocks)
+        return origin_blocks is not None and any(
+            not probe_finds(ctx, skip_probe_words(phrase), hop.target)
+            for phrase in relation_phrases(hop.relation, 1, names, origin_blocks))
+    rel = hop.relation
+    key = "|".join(map(str, ("walkable", origin, hop.target, rel.kind, rel.section, rel.sentence, rel.label,
+                             rel.measure, rel.extreme, rel.position, *names)))
+    return ctx.memo_unfaulted(key, compute)
 
 
 def solver_readings(sentence: str, kinds: list[str], origin: str, ctx: StageContext) -> list[str]:
@@ -155,22 +179,19 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
     """The pages a sentence of the opening text (or of a section of prose) names, each picked out by
     its kind: the only thing of its kind there, or, where the sentence names several things that are
     all exactly of that kind (each described by the same word, none by a word of its class only), the
-    n-th of them in the sentence's order. Kept only where the solver reads the sentence so too and a
-    clue can point at the sentence."""
+    n-th of them in the sentence's order. Kept only where the solver reads the sentence so too."""
     out: list[Hop] = []
     for section, block in hop_blocks(page):
         for sentence in sentences(block):
             if not _readable(sentence):
                 continue
-            text = re.sub(r"(?<=\w)['’]s\b", ",", sentence.rstrip("."))   # "Fuzuli's work": Fuzuli is named
-            pages = {t: p for t in titles_named(text, ctx, as_read=True)
-                     if t != page.title and (p := ctx.page(t)) is not None}
+            pages = {t: p for t in sentence_names(sentence, ctx) if t != page.title and (p := ctx.page(t)) is not None}
             for title, target in pages.items():
                 kind = kind_of(target.description)
                 if kind is None or title in out_titles(out) or _unpaged_namesake(sentence, title, kind):
                     continue
-                if could_be(kind, "country") and countries_named(sentence, country_known) in (None, []):
-                    continue   # a region or former state beside it: a reader may take that for the country
+                if _country_doubt(sentence, title, kind):
+                    continue
                 alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
                 if alike == [title]:
                     hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence))
@@ -181,9 +202,20 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                     readings = solver_readings(sentence, singulars(plural(kind)), page.title, ctx)
                 else:
                     continue
-                if readings == alike and referable(block, sentence, [title, page.title]):
+                if readings == alike:
                     out.append(hop)
     return out
+
+
+def _country_doubt(sentence: str, title: str, kind: str) -> bool:
+    """Where the kind could be a country ("country", "state", "kingdom"), may a reader take something
+    else the sentence names for the target? A former state, a constituent country or a region beside
+    it ("England", "America": ``countries_named`` is None), or, for a country, no clean mention of it
+    (its name inside a longer one). A U.S. state named where no country is ("in Tyler, Texas") is fine."""
+    if not could_be(kind, "country"):
+        return False
+    named = countries_named(sentence, country_known)
+    return named is None or (not named and country_known(title))
 
 
 def out_titles(hops: list[Hop]) -> set[str]:
@@ -241,8 +273,6 @@ def choice_hops(page, ctx: StageContext) -> list[Hop]:
                     continue   # two figures too close to tell apart safely
                 for extreme in EXTREMES:
                     pick = max(figures, key=figures.get) if extreme == "largest" else min(figures, key=figures.get)
-                    if not referable(block, sentence, [titles[pick], page.title]):
-                        continue
                     out.append(Hop(titles[pick], Relation(kind="choice", noun="country", section=section,
                                                           sentence=sentence, measure=measure, extreme=extreme,
                                                           candidates=list(names))))
@@ -264,11 +294,33 @@ def _figure(ctx: StageContext, measure: str, country: str) -> float | None:
         return None
 
 
+def described_hops(page, ctx: StageContext) -> list[Hop]:
+    """The one thing of its kind that the page's short description names ("Capital and largest city
+    of Mexico": the country): most pages of a snapshot are a title, a description and an opening text,
+    and the description is the part of them that most often names a place. Kept as a named hop is."""
+    text = " ".join((page.description or "").split())
+    if not 3 <= len(text) <= 300 or text.count('"') % 2:
+        return []
+    out: list[Hop] = []
+    pages = {t: p for t in sentence_names(text, ctx) if t != page.title and (p := ctx.page(t)) is not None}
+    for title, target in pages.items():
+        kind = kind_of(target.description)
+        if kind is None or _unpaged_namesake(text, title, kind) or re.match(re.escape(title) + r"\b", text):
+            continue   # (the head word a description opens with, "Country in North America", is no name)
+        if _country_doubt(text, title, kind):
+            continue
+        alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
+        if alike == [title] and solver_readings(text, [kind], page.title, ctx) == alike:
+            out.append(Hop(title, Relation(kind="described", noun=kind, sentence=text)))
+    return out
+
+
 def hops_from(title: str, ctx: StageContext) -> list[Hop]:
-    """Every hop out of a page, in the page's order (named, infobox, choice); memoised per context."""
+    """Every hop out of a page, in the page's order (named, infobox, choice, described); memoised per
+    context."""
     def compute() -> list[Hop]:
         page = ctx.page(title)
         if page is None:
             return []
-        return named_hops(page, ctx) + infobox_hops(page, ctx) + choice_hops(page, ctx)
+        return named_hops(page, ctx) + infobox_hops(page, ctx) + choice_hops(page, ctx) + described_hops(page, ctx)
     return ctx.memo_unfaulted(f"hops|{title}", compute)

@@ -23,7 +23,7 @@ import jinja2
 
 from pipeline import expressions
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
-from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, plural
+from pipeline.clues import HOP_CHOICE, HOP_DESCRIBED, HOP_INFOBOX, HOP_NAMED, plural
 from pipeline.execute import countries_named, country_known, infobox_year
 from pipeline.model import (
     DETOUR,
@@ -416,10 +416,15 @@ def _misread(solver, n: int, reached: list[dict], ask: str, page: dict, value) -
 def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:
     """The ways a hop's clue may name its page through the page before (``templates/clues/hop.j2``),
     most telling first: the sentence by its rank or its first words."""
+    return relation_phrases(stop.transition.relation, stop.transition.from_stop + 1, names, origin)
+
+
+def relation_phrases(rel, from_clue: int, names: list[str], origin: dict) -> list[str]:
+    """``hop_phrases`` of a relation out of the page ``origin`` (a ``fetch_webpage`` result, or its
+    lead and sections), from clue ``from_clue``: what plan checks a hop against before it offers it."""
     from pipeline.agents.solver import count_word, ordinal
-    rel, from_clue = stop.transition.relation, stop.transition.from_stop + 1
-    if rel.kind == "infobox":
-        return [render("hop.j2", kind="infobox", from_clue=from_clue, noun=rel.noun, label=rel.label)]
+    if rel.kind in ("infobox", "described"):
+        return [render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, label=rel.label)]
     out = []
     for where, block in sentence_places(Extraction(source="prose", section=rel.section or ""), origin, names):
         for sentence in sentence_refs(block, rel.sentence or "", names):
@@ -560,8 +565,8 @@ def parse_riddle(riddle: str) -> list[dict]:
         step = {"kind": "unparsed", "op": None, "refs": []}
         if text.startswith(("Start on", "Begin at", "Your journey starts")):
             step = {"kind": ROUTE_INFO, "op": "seed", "refs": []}
-        elif hop := (HOP_NAMED.match(text.split(". ")[0] + ".") or HOP_INFOBOX.match(text.split(". ")[0] + ".")
-                     or HOP_CHOICE.match(text.split(". ")[0] + ".")):
+        elif hop := next((m for pattern in (HOP_NAMED, HOP_DESCRIBED, HOP_INFOBOX, HOP_CHOICE)
+                          if (m := pattern.match(text.split(". ")[0] + "."))), None):
             step = {"kind": ROUTE_INFO, "op": "hop", "refs": [int(hop.group(1))]}
         elif re.match(r"^(From|On|Leave) the page of clue (\d+)", text):
             step = {"kind": ROUTE_INFO, "op": LINK_FOLLOW, "refs": [int(re.search(r"clue (\d+)", text).group(1))]}
