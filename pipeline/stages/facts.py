@@ -40,7 +40,7 @@ SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 # sections of apparatus rather than prose: citations there make meaningless "facts"
 NON_PROSE_SECTIONS = re.compile(r"^(references|notes|bibliography|further reading|external links|sources|citations|"
                                 r"works cited|see also|footnotes|discography|filmography|selected works|works|"
-                                r"publications|awards|honours|gallery)\b", re.IGNORECASE)
+                                r"selected writings|writings|publications|awards|honours|gallery)\b", re.IGNORECASE)
 
 
 def is_prose(sentence: str) -> bool:

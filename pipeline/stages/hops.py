@@ -38,7 +38,7 @@ from pipeline.clues import (
 from pipeline.execute import NOT_NAMES, countries_named, country_known, get_path
 from pipeline.model import Relation
 from pipeline.stages.base import StageContext
-from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT
+from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose
 from pipeline.tools.registry import TRANSIENT_FAILURES
 
 PROBE_RESULTS = 10      # the skip probe: a hop whose kind words find its target this high is a look-up
@@ -183,8 +183,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
     out: list[Hop] = []
     for section, block in hop_blocks(page):
         for sentence in sentences(block):
-            if not _readable(sentence):
-                continue
+            if not _readable(sentence) or (section and not is_prose(sentence)):
+                continue   # (in a section, a list's line or a citation is no sentence to point at)
             pages = {t: p for t in sentence_names(sentence, ctx) if t != page.title and (p := ctx.page(t)) is not None}
             for title, target in pages.items():
                 kind = kind_of(target.description)
@@ -256,7 +256,7 @@ def choice_hops(page, ctx: StageContext) -> list[Hop]:
     out: list[Hop] = []
     for section, block in hop_blocks(page):
         for sentence in sentences(block):
-            if not _readable(sentence):
+            if not _readable(sentence) or (section and not is_prose(sentence)):
                 continue
             names = countries_named(sentence, country_known)
             if not names or not 2 <= len(names) <= MAX_CHOICES or len(set(names)) != len(names):
