@@ -204,6 +204,14 @@ def country_known(name: str) -> bool:
     return country_table().lookup(name, allow_codes=False) is not None
 
 
+def infobox_year(date: str | None, number: float | None) -> int | None:
+    """The year an infobox field gives when it gives a year and nothing finer ("1892, as the Evening
+    Star", ``{{start date|1892}}``: date "1892", no number); None for any other field."""
+    if number is None and isinstance(date, str) and re.fullmatch(r"\d{4}", date) and int(date) > 0:
+        return int(date)
+    return None
+
+
 def extract_fact(page: dict, extraction: Extraction, value_type: str) -> Any:
     """Read a page stop's fact from a ``fetch_webpage`` result at the stated place."""
     if extraction.source == "infobox":
@@ -212,7 +220,10 @@ def extract_fact(page: dict, extraction: Extraction, value_type: str) -> Any:
             raise StopFailed(f"infobox field {extraction.field!r} not on {page.get('title')!r}")
         if value_type == "number":
             if item.get("number") is None:
-                raise StopFailed(f"infobox field {extraction.field!r} has no number")
+                year = infobox_year(item.get("date"), None)
+                if year is None:
+                    raise StopFailed(f"infobox field {extraction.field!r} has no number")
+                return year
             return round(item["number"])
         if value_type == "date":
             if not item.get("date") or len(item["date"]) != 10:

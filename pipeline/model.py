@@ -85,11 +85,12 @@ class Relation:
     """How a hop's clue names the next page through the page before it (issue 21): never by a key of
     the target (title, short description, a sentence of it), only by what it is and where the page
     before names it. ``named``: the one thing of kind ``noun`` that a sentence names (or, where it
-    names several, the ``position``-th of them in the sentence's order); ``infobox``:
+    names several, the ``position``-th of them in the sentence's order); ``described``: the one
+    thing of kind ``noun`` that the page's short description (``sentence``) names; ``infobox``:
     the thing of kind ``noun`` the infobox gives for ``label``; ``choice``: of the countries a
     sentence names, the one with the ``extreme`` (largest | smallest) ``measure`` (area |
     population) as the country statistics give it, which the agent must look up for each."""
-    kind: str                       # named | infobox | choice
+    kind: str                       # named | described | infobox | choice
     noun: str                       # what the target is, in a reader's word ("river", "poet", "country")
     section: str | None = None      # the block of the page before whose sentence names it ("" = opening text)
     sentence: str | None = None     # that sentence

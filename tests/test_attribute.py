@@ -124,8 +124,13 @@ def math_run(base):
 def legs_run(base):
     from pipeline.export import load_legs
     path, env = base
+    # no choice hops: one looks up every country its sentence names (up to 10 calls), more than an easy
+    # leg's step budget B = max(10, floor(1.5 K)) holds beside the rest of its golden trace, and the
+    # stand-ins assume every golden trace fits its budget (that gap between B and choice hops is the
+    # generator's, not the attribution's)
     made = cli("pipeline.generate", "--difficulty", "easy", "--variant", "linear", "--count", "10", "--seed", "5",
-               "--task-runner", "local", "--quiet", "--out", str(path / "legs"), env=env)
+               "--set", "easy.choices=[0,0]", "--task-runner", "local", "--quiet", "--out", str(path / "legs"),
+               env=env)
     assert made.returncode == 0, made.stderr[-2000:]
     legs = load_legs(path / "legs")
     assert len(legs) == 10

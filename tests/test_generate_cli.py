@@ -92,7 +92,7 @@ def test_quiet_silences_progress_never_a_failure(tmp_path):
     base = ["pipeline.generate", "--difficulty", "easy", "--count", "1", "--task-runner", "local"]
     # a seed page with no fact to extract: every attempt is rejected at plan
     for quiet in ([], ["--quiet"]):
-        failed = run([*base, "--seed-title", "A Modest Proposal", "--out", str(tmp_path / f"seed{len(quiet)}"),
+        failed = run([*base, "--seed-title", "Direct representation", "--out", str(tmp_path / f"seed{len(quiet)}"),
                       *quiet], env)
         assert failed.returncode == 1, failed.stderr[-2000:]
         assert "generation incomplete" in failed.stderr and "has no extractable fact" in failed.stderr, quiet

@@ -146,10 +146,12 @@ def _pages_with_hops(ctx) -> list[str]:
 @given(data=st.data())
 def test_a_named_hop_is_the_only_thing_of_its_kind_in_its_sentence(ctx, data):
     title = data.draw(st.sampled_from(_pages_with_hops(ctx)))
-    for hop in named_hops(ctx.page(title), ctx):
+    page = ctx.page(title)
+    for hop in named_hops(page, ctx):
         rel = hop.relation
-        assert rel.sentence in ctx.page(title).lead
-        named = [t for t in titles_named(re.sub(r"(?<=\w)['’]s\b", "", rel.sentence.rstrip(".")), ctx)
+        block = page.lead if rel.section == "" else page.section(rel.section).text
+        assert rel.sentence in block
+        named = [t for t in titles_named(re.sub(r"(?<=\w)['’]s\b", ",", rel.sentence.rstrip(".")), ctx, as_read=True)
                  if t != title]
         alike = [t for t in named if could_be(rel.noun, ctx.page(t).description, ctx.page(t).infobox_type)]
         if rel.position is None:

@@ -89,7 +89,9 @@ def test_a_failing_tool_rejects_legs_with_a_reason_and_the_run_goes_on(tmp_path,
     # into elevation branches, so some legs are lost; the run still makes its count from the others.
     empty = tmp_path / "empty.sqlite"
     ctx = StageContext.create(load_settings(cache_path=empty, backends={"maps_elevation": "replay"}))
-    params = GenerationParams(level="easy", variant="dag", count=3, seed=3)
+    # (how many attempts that takes is a matter of the seed: with elevation dead, about one DAG leg in 20
+    # to 150 attempts survives; seed 3 made 1 of 3 in 200 attempts per leg once infobox years were facts)
+    params = GenerationParams(level="easy", variant="dag", count=3, seed=1)
     result = run_generation(params, tmp_path / "run", ctx.settings, local_map_stage(ctx))
     rejected = pq.read_table(tmp_path / "run" / "rejected.parquet").to_pylist()
     assert len(result.accepted) == 3
@@ -144,8 +146,11 @@ def test_invariants_catch_a_copied_literal_a_dead_stop_and_a_title_leak(tmp_path
     assert "11_hops" not in invariant_failures(leg, ctx)
     for key in ("description", "lead"):   # a hop clue quoting a key of its page: a look-up, not a hop
         looked_up = Leg.from_json(leg.to_json())
-        page = next(s for s in looked_up.stops if s.kind == "route_info" and s.index > 0)
-        fetched = ctx.toolbox.call("fetch_webpage", {"url": page.page_url}).data
+        hops = [s for s in looked_up.stops if s.kind == "route_info" and s.index > 0]
+        fetches = {s.index: ctx.toolbox.call("fetch_webpage", {"url": s.page_url}).data for s in hops}
+        # a description of one word ("Continent") is no key of its page (the check reads two or more)
+        page = next(s for s in hops if key == "lead" or len(fetches[s.index]["description"].split()) >= 2)
+        fetched = fetches[page.index]
         quote = fetched[key] if key == "description" else " ".join(fetched["lead"].split()[:8])
         clue = next(c for c in looked_up.clues if c.stop == page.index)
         clue.text += f' It is the page that reads "{quote}".'

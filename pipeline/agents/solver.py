@@ -23,7 +23,16 @@ from typing import Any
 
 from pipeline import expressions
 from pipeline.catalog import roadblock_templates
-from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, MEASURE_LOOKUPS, could_be, measure_value, singulars
+from pipeline.clues import (
+    HOP_CHOICE,
+    HOP_DESCRIBED,
+    HOP_INFOBOX,
+    HOP_NAMED,
+    MEASURE_LOOKUPS,
+    could_be,
+    measure_value,
+    singulars,
+)
 from pipeline.execute import (
     NAME_RUN,
     NOT_NAMES,
@@ -33,6 +42,7 @@ from pipeline.execute import (
     countries_named,
     finalize_number,
     get_path,
+    infobox_year,
     nearest_is_one,
     parse_number,
     resolve_args,
@@ -87,7 +97,7 @@ class Ambiguous(Exception):
 
 # ---- reading clue text ------------------------------------------------------------------------
 CLUE_LINE = re.compile(r"^(\d+)\. (.*)$", re.DOTALL)
-ASK = re.compile(r"\s(?=(?:What number|What date|Which place|Which country) does its infobox give for "
+ASK = re.compile(r"\s(?=(?:What number|What year|What date|Which place|Which country) does its infobox give for "
                  r"|In its (?:opening text|section \"|\w+ section,)|Which place is this page about\?)")
 SUBJECT_ASK = re.compile(r"^Which place is this page about\? ")
 LINK_BRIDGE = re.compile(r"^(?:From the page of clue (\d+), follow a link to|On the page of clue (\d+), take the link "
@@ -98,7 +108,7 @@ SEED_BRIDGE = re.compile(r"^(?:Start on the page you are given|Begin at the seed
 BY_DESCRIPTION = re.compile(r'^the page whose short description reads "(.*)"$', re.DOTALL)
 BY_DESCRIPTION_START = re.compile(r'^the page whose short description begins with the words "(.*)"$', re.DOTALL)
 BY_INFOBOX = re.compile(r"^a page about a subject whose infobox is of the '(.*)' kind$")
-INFOBOX_ASK = re.compile(r'^(What number|What date|Which place|Which country) does its infobox give for "(.*)"'
+INFOBOX_ASK = re.compile(r'^(What number|What year|What date|Which place|Which country) does its infobox give for "(.*)"'
                          r'( \(rounded to a whole number\))?\?$', re.DOTALL)
 # a number named by where its sentence stands and what it is (templates/clues/ask.j2)
 POSITION_ASK = re.compile(r'^In its (?:(opening text)|section "(.*?)"|(\w+) section), (?:the (\w+) sentence|the sentence '
@@ -242,7 +252,8 @@ class Solver:
             return [p for p in self.linked_pages(n, sol.pages[origin]) if fits(p, m.group(4))]
         if m := SEARCH_BRIDGE.match(bridge):
             return self.searched_pages(n, m.group(1))
-        if m := (HOP_NAMED.match(bridge) or HOP_INFOBOX.match(bridge) or HOP_CHOICE.match(bridge)):
+        if m := (HOP_NAMED.match(bridge) or HOP_DESCRIBED.match(bridge) or HOP_INFOBOX.match(bridge)
+                 or HOP_CHOICE.match(bridge)):
             origin = int(m.group(1))
             if origin not in sol.pages:
                 raise Unsolvable(f"clue {n}: clue {origin} named no page")
@@ -269,11 +280,15 @@ class Solver:
             if page is None or not could_be(kind, page.get("description"), page.get("infobox_type")):
                 raise Unsolvable(f"clue {n}: the infobox's {label!r} is no {kind} with a page")
             return [page]
-        if m := HOP_NAMED.match(bridge):
-            _, nth, count, kind, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
+        if (m := HOP_NAMED.match(bridge)) or (d := HOP_DESCRIBED.match(bridge)):
+            if m:
+                _, nth, count, kind, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
+                sentences = chosen_sentences(origin, lead, title, section_ordinal, sentence_ordinal, opening)
+            else:   # the short description, read as one sentence
+                nth, count, kind, sentences = None, None, d.group(2), [origin.get("description") or ""]
             kinds = singulars(kind) if nth else [kind]
             found: dict[str, dict] = {}   # url -> page, in the order the sentence first names them
-            for sentence in chosen_sentences(origin, lead, title, section_ordinal, sentence_ordinal, opening):
+            for sentence in sentences:
                 for name in names_in(sentence):
                     page = self.fetch(n, title_to_url(name)) if name != origin.get("title") else None
                     if page and page["url"] != origin["url"] and any(
@@ -508,6 +523,9 @@ def read_answer(page: dict, ask: str, is_country: Callable[[str], bool] | None =
             if kind == "What number":
                 if item.get("number") is not None:
                     found.add(round(item["number"]))
+            elif kind == "What year":   # a field giving a year and nothing finer
+                if (year := infobox_year(item.get("date"), item.get("number"))) is not None:
+                    found.add(year)
             elif kind == "What date":
                 if item.get("date") and len(item["date"]) == 10:
                     found.add(item["date"])

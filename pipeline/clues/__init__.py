@@ -2,8 +2,9 @@
 the words that say what a page is, and the patterns that read those clues back.
 
 Verbalize renders hops with ``templates/clues/page.j2`` (``bridge == "hop"``); the riddle-only
-solver reads them with ``HOP_NAMED``, ``HOP_INFOBOX`` and ``HOP_CHOICE``; both judge what a page
-is with ``kind_of`` and ``could_be``, so a clue says only what a careful reader can check.
+solver reads them with ``HOP_NAMED``, ``HOP_DESCRIBED``, ``HOP_INFOBOX`` and ``HOP_CHOICE``; both
+judge what a page is with ``kind_of`` and ``could_be``, so a clue says only what a careful reader
+can check.
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def kind_of(description: str | None) -> str | None:
     while len(words) > 1 and words[-1] and _DIRECTION.fullmatch(words[-1]):
         words.pop()   # "Sea northeast of Australia"
     if (not words or not words[-1] or len(words[-1]) < 3 or words[-1] in VAGUE or re.search(r"[^su]s$", words[-1])
-            or re.search(r"(?:est|th)$", words[-1]) and words[-1] not in _NOUNS_IN_EST_TH):
+            or re.search(r"(?:est|th|most)$", words[-1]) and words[-1] not in _NOUNS_IN_EST_TH):
         return None   # vague, a plural ("states"), a superlative or an ordinal: not one thing to pick out
     noun = words[-1]
     if len(words) >= 2 and words[-2] and len(words) > 2 and words[-2] not in VAGUE:
@@ -175,6 +176,8 @@ _SENTENCE = r'(?:the (\w+) sentence|the sentence that begins with the words "(.*
 _BLOCK = r'(?:(opening text)|section "(.*?)"|(\w+) section)'
 HOP_NAMED = re.compile(rf"^From the page you read for clue (\d+), go to the page of the (?:(\w+) of the (\w+) )?"
                        rf"([a-z' -]+?) that {_SENTENCE} of its {_BLOCK} names\.$", re.DOTALL)
+HOP_DESCRIBED = re.compile(r"^From the page you read for clue (\d+), go to the page of the ([a-z' -]+?) that its short "
+                           r"description names\.$", re.DOTALL)
 HOP_INFOBOX = re.compile(r'^From the page you read for clue (\d+), go to the page of the ([a-z\' -]+?) that its infobox gives '
                          r'for "(.*?)"\.$', re.DOTALL)
 HOP_CHOICE = re.compile(rf"^On the page you read for clue (\d+), {_SENTENCE} of its {_BLOCK} names (\w+) countries: go to the "

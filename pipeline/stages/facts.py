@@ -11,7 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline.clues import doubtful_numbers
-from pipeline.execute import clean_text_value, countries_named, country_known, numbers_in, parse_number
+from pipeline.execute import (
+    clean_text_value,
+    countries_named,
+    country_known,
+    infobox_year,
+    numbers_in,
+    parse_number,
+)
 from pipeline.model import Extraction
 from pipeline.snapshot.page import Page, subject_name
 
@@ -24,14 +31,16 @@ COUNTRY_FIELDS = re.compile(r"^(country|nationality|citizenship|state_party|sove
 TICKER_FIELDS = re.compile(r"^(traded_as|symbol|ticker|ticker_symbol|stock_symbol)$")
 COIN_FIELDS = re.compile(r"^(code|currency_code|ticker)$")
 TICKER = re.compile(r"[A-Z]{1,5}")
-SKIP_FIELDS = re.compile(r"(image|caption|size|map|signature|website|url|logo|alt|footnote|coord|zoom|"
-                         r"pushpin|blank|_ref$|^ref|note|id$|_id|code|postal|iso|timezone|utc|dial|calling|"
-                         r"lat|long|width|height|module|embed|color|colour)", re.IGNORECASE)
+# (the coordinates' and the alt text's names are matched at the start of a word of the field's name:
+# "population" holds "lat", "altitude" is a measure)
+SKIP_FIELDS = re.compile(r"(image|caption|size|map|signature|website|url|logo|(?:^|_)alt(?!itude)|footnote|coord|"
+                         r"zoom|pushpin|blank|_ref$|^ref|note|id$|_id|code|postal|(?:^|_)iso|timezone|utc|dial|"
+                         r"calling|(?:^|_)lat|(?:^|_)long|width|height|module|embed|color|colour)", re.IGNORECASE)
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 # sections of apparatus rather than prose: citations there make meaningless "facts"
 NON_PROSE_SECTIONS = re.compile(r"^(references|notes|bibliography|further reading|external links|sources|citations|"
                                 r"works cited|see also|footnotes|discography|filmography|selected works|works|"
-                                r"publications|awards|honours|gallery)\b", re.IGNORECASE)
+                                r"selected writings|writings|publications|awards|honours|gallery)\b", re.IGNORECASE)
 
 
 def is_prose(sentence: str) -> bool:
@@ -56,6 +65,16 @@ def _is_informative_number(x: float) -> bool:
     return abs(x) >= 2 and abs(x) < 10 ** 13
 
 
+_SHOWN_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+
+
+def shown_number(text: str | None) -> int | None:
+    """The first number an infobox value shows, rounded as a page stop's number is ("1,215" -> 1215,
+    "3.0m" -> 3); None when it shows none."""
+    m = _SHOWN_NUMBER.search(text or "")
+    return round(float(m.group(0).replace(",", ""))) if m else None
+
+
 def infobox_facts(page: Page) -> list[Fact]:
     out: list[Fact] = []
     cryptocurrency = "crypto" in (page.infobox_type or "").lower()
@@ -72,7 +91,13 @@ def infobox_facts(page: Page) -> list[Fact]:
                                              re.IGNORECASE):
             continue   # "$4.510 billion": 4510000000, 4.51 or 4510 million? (a blind racer could not tell)
         if f.kind in ("number", "year") and f.number is not None and _is_informative_number(f.number):
+            if shown_number(f.text) != round(f.number):
+                continue   # "elevation ft: 1470" stored as 448 m: a reader of the field copies 1470
             out.append(Fact(ex, "number", round(f.number), f.label, "number", f.unit))
+        elif (year := infobox_year(f.date, f.number)) is not None:
+            if numbers_in(f.text or "") != [str(year)]:
+                continue   # "1850; 1901 (reorganised)": which year is the founding a reader would copy?
+            out.append(Fact(ex, "number", year, f.label, "number"))
         elif f.kind == "date" and f.date and len(f.date) == 10:
             out.append(Fact(ex, "date", f.date, f.label, "date"))
         elif f.kind == "text":

@@ -1,14 +1,17 @@
 """Hops (issue 21): how plan walks from each page of a route to the next through the page before.
 
 A page's hops are the pages it leads to by a relation only reading it resolves
-(``model.Relation``): the one thing of a kind that a stated sentence names (``named``), the thing its
-infobox gives for a label (``infobox``), or, of the countries a sentence names, the one with the
-largest or smallest area or population (``choice``, which needs a lookup per country). Each hop is
-kept only if a careful reader has one reading of it:
+(``model.Relation``): the one thing of a kind that a stated sentence names (``named``; a sentence of
+the opening text or of a section of prose), the thing its infobox gives for a label (``infobox``),
+the one thing of a kind its short description names (``described``: "Capital and largest city of
+Mexico"), or, of the countries a sentence names, the one with the largest or smallest area or
+population (``choice``, which needs a lookup per country). Each hop is kept only if a careful
+reader has one reading of it:
 
-* named: of every snapshot page the sentence names, the target alone could be taken for the kind
-  (``clues.could_be``: its word or a word of its class, "town" for "city"), and no capitalised
-  name in the sentence holds the kind's noun ("the river" beside "Bafing River");
+* named and described: of every snapshot page the sentence names, the target alone could be taken
+  for the kind (``clues.could_be``: its word or a word of its class, "town" for "city"), as the
+  solver reads the sentence too (every name and run of its words looked up, ``solver_readings``),
+  and no capitalised name in the sentence holds the kind's noun ("the river" beside "Bafing River");
 * choice: the sentence names two to five countries (``execute.countries_named``: none inside a
   longer name, no region, continent or former state beside them) whose figures differ;
 * and (checked by verbalize on the whole clue) a search with the clue's words does not find the
@@ -21,14 +24,25 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.clues import EXTREMES, MEASURE_LOOKUPS, MEASURES, could_be, kind_of, measure_value, noun_of
+from pipeline.agents.solver import names_in
+from pipeline.clues import (
+    EXTREMES,
+    MEASURE_LOOKUPS,
+    MEASURES,
+    could_be,
+    kind_of,
+    measure_value,
+    noun_of,
+    plural,
+    singulars,
+)
 from pipeline.execute import NOT_NAMES, countries_named, country_known, get_path
 from pipeline.model import Relation
 from pipeline.stages.base import StageContext
-from pipeline.stages.facts import SENTENCE_SPLIT
+from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose
+from pipeline.stages.verbalize import probe_finds, relation_phrases, skip_probe_words
 from pipeline.tools.errors import TRANSIENT_FAILURES
 
-PROBE_RESULTS = 10      # the skip probe: a hop whose kind words find its target this high is a look-up
 MAX_CHOICES = 5         # a sentence naming more countries than this is a list, not a choice
 MIN_GAP = 0.05          # a choice's figures differ by at least this share, so data drift cannot swap them
 
@@ -48,11 +62,21 @@ def _title_index(ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
     return ctx.memo("title_index", compute)
 
 
-def titles_named(text: str, ctx: StageContext, limit: int = 1000) -> list[str]:
+_CONNECTORS = ("of", "de", "du", "del")
+
+
+def titles_named(text: str, ctx: StageContext, limit: int = 1000, *, as_read: bool = False) -> list[str]:
     """The snapshot pages a text names by their exact title (as a whole name: "Second" in "Second
-    World War" is no mention of "Second"), in order of first mention."""
+    World War" is no mention of "Second"), in order of first mention. ``as_read``: names as a reader
+    reads them (what a hop's clue relies on): a name never runs on across punctuation ("Falkirk,
+    Scotland" names Falkirk and Scotland, "Tyler, Texas" names Texas; a title holding the punctuation,
+    "Washington, D.C.", is still matched whole), and a title followed by "of" and a name is the head
+    of a longer name ("University" in "University of Nevada", "City" in "City of Toronto")."""
     index = _title_index(ctx)
-    words = _WORD.findall(text)
+    spans = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
+    words = [w for w, _, _ in spans]
+    # joined[i]: word i follows word i - 1 with nothing but spaces between them
+    joined = [i > 0 and (not as_read or not text[spans[i - 1][2]:spans[i][1]].strip()) for i in range(len(spans))]
     found: list[str] = []
     i = 0
     while i < len(words) and len(found) < limit:
@@ -61,18 +85,28 @@ def titles_named(text: str, ctx: StageContext, limit: int = 1000) -> list[str]:
             i += 1
             continue
         title = " ".join(match)
-        following = words[i + len(match)] if i + len(match) < len(words) else ""
-        preceding = words[i - 1] if i else ""
-        linked_to = words[i - 2] if i >= 2 and preceding in ("of", "de", "du", "del") else ""
-        if (following[:1].isupper() and not words[i + len(match) - 1].endswith(".")) or (
+        end = i + len(match)
+        following = words[end] if end < len(words) and joined[end] else ""
+        preceding = words[i - 1] if i and joined[i] else ""
+        linked_to = words[i - 2] if i >= 2 and joined[i - 1] and preceding in _CONNECTORS else ""
+        links_on = (words[end + 1] if as_read and following in _CONNECTORS and end + 1 < len(words) and joined[end + 1]
+                    else "")
+        if (following[:1].isupper() and not words[end - 1].endswith(".")) or (
                 preceding[:1].isupper() and not preceding.endswith(".") and preceding not in NOT_NAMES | {"The"}) or (
-                linked_to[:1].isupper() and linked_to not in NOT_NAMES | {"The"}):   # "Edict of Nantes", "Sea of Crete"
+                linked_to[:1].isupper() and linked_to not in NOT_NAMES | {"The"}) or (   # "Edict of Nantes", "Sea of Crete"
+                links_on[:1].isupper() and links_on not in NOT_NAMES):                 # "University of Nevada"
             i += 1   # part of a longer name ("Second" in "Second World War", "Southeast Asia" in "Maritime
             continue  # Southeast Asia"): not a mention of the page
         if title not in found and title in ctx.store:
             found.append(title)
         i += len(match)
     return found
+
+
+def sentence_names(sentence: str, ctx: StageContext) -> list[str]:
+    """The snapshot pages a sentence names as a reader reads it (``titles_named(as_read=True)``; a
+    possessive ends a name: "Fuzuli's work" names Fuzuli, "Alexander's Belfast subsidiary" Belfast)."""
+    return titles_named(re.sub(r"(?<=\w)['’]s\b", ",", sentence.rstrip(".")), ctx, as_read=True)
 
 
 @dataclass(frozen=True)
@@ -87,41 +121,91 @@ def sentences(block: str) -> list[str]:
 
 
 def _readable(sentence: str) -> bool:
-    return 20 <= len(sentence) <= 400 and sentence.count('"') % 2 == 0
+    return 20 <= len(sentence) <= 400 and sentence.count('"') % 2 == 0 and "\n" not in sentence
 
 
-def probe_finds(ctx: StageContext, query: str, title: str) -> bool:
-    """The skip probe: does a search for ``query`` show the page titled ``title`` in its top ten?"""
-    def search() -> list[str]:
-        result = ctx.toolbox.call("web_search", {"query": query, "num_results": PROBE_RESULTS})
-        return [h["title"] for h in result.data.get("results", [])] if result.ok else []
-    return title in ctx.memo_unfaulted(f"probe|{query}", search)
+def hop_blocks(page) -> list[tuple[str, str]]:
+    """The blocks whose sentences a hop may point into, as (section title, text): the opening text
+    ("") and, on a full page, every section of prose (not references, lists of works, ...)."""
+    return [("", page.lead)] + [(s.title, s.text) for s in page.sections
+                                if s.title and s.text and not NON_PROSE_SECTIONS.match(s.title)]
+
+
+def walkable(hop: Hop, origin: str, names: list[str], ctx: StageContext) -> bool:
+    """Has the hop out of the page ``origin`` a wording verbalize may use: one that points at its
+    sentence without naming ``names`` (the leg's pages but the seed) and whose words, searched, do not
+    show the target in the top ten (the skip probe)? A hop with none would be planned only for every
+    wording of it to be rejected at verbalize."""
+    def blocks() -> dict | None:
+        page = ctx.page(origin)
+        return {"lead": page.lead, "sections": [{"title": s.title, "text": s.text} for s in page.sections]} \
+            if page is not None else None
+
+    def compute() -> bool:
+        origin_blocks = ctx.memo(f"hop_blocks|{origin}", blocks)
+        return origin_blocks is not None and any(
+            not probe_finds(ctx, skip_probe_words(phrase), hop.target)
+            for phrase in relation_phrases(hop.relation, 1, names, origin_blocks))
+    rel = hop.relation
+    key = "|".join(map(str, ("walkable", origin, hop.target, rel.kind, rel.section, rel.sentence, rel.label,
+                             rel.measure, rel.extreme, rel.position, *names)))
+    return ctx.memo_unfaulted(key, compute)
+
+
+def solver_readings(sentence: str, kinds: list[str], origin: str, ctx: StageContext) -> list[str]:
+    """The pages a careful reader takes for "the <kind> the sentence names", as the riddle-only solver
+    reads them (``solver.hop_pages``): every name and run of words it may look up, fetched as a page,
+    that could be a thing of one of ``kinds``, in the order the sentence first names them."""
+    found: list[str] = []
+    for name in names_in(sentence):
+        target = ctx.page(name) if name != origin else None
+        if (target is not None and target.title != origin and target.title not in found
+                and any(could_be(k, target.description, target.infobox_type) for k in kinds)):
+            found.append(target.title)
+    return found
 
 
 def named_hops(page, ctx: StageContext) -> list[Hop]:
-    """The pages a sentence of the opening text names, each picked out by its kind: the only thing of
-    its kind there, or, where the sentence names several things that are all exactly of that kind
-    (each described by the same word, none by a word of its class only), the n-th of them in the
-    sentence's order."""
+    """The pages a sentence of the opening text (or of a section of prose) names, each picked out by
+    its kind: the only thing of its kind there, or, where the sentence names several things that are
+    all exactly of that kind (each described by the same word, none by a word of its class only), the
+    n-th of them in the sentence's order. Kept only where the solver reads the sentence so too."""
     out: list[Hop] = []
-    for sentence in sentences(page.lead):
-        if not _readable(sentence):
-            continue
-        text = re.sub(r"(?<=\w)['’]s\b", "", sentence.rstrip("."))   # "Fuzuli's work": Fuzuli is named
-        pages = {t: p for t in titles_named(text, ctx) if t != page.title and (p := ctx.page(t)) is not None}
-        for title, target in pages.items():
-            kind = kind_of(target.description)
-            if kind is None or title in out_titles(out) or _unpaged_namesake(sentence, title, kind):
-                continue
-            if could_be(kind, "country") and countries_named(sentence, country_known) in (None, []):
-                continue   # a region or former state beside it: a reader may take that for the country
-            alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
-            if alike == [title]:
-                out.append(Hop(title, Relation(kind="named", noun=kind, section="", sentence=sentence)))
-            elif 2 <= len(alike) <= 4 and all(kind_of(pages[t].description) == kind for t in alike):
-                out.append(Hop(title, Relation(kind="named", noun=kind, section="", sentence=sentence,
-                                               candidates=alike, position=alike.index(title) + 1)))
+    for section, block in hop_blocks(page):
+        for sentence in sentences(block):
+            if not _readable(sentence) or (section and not is_prose(sentence)):
+                continue   # (in a section, a list's line or a citation is no sentence to point at)
+            pages = {t: p for t in sentence_names(sentence, ctx) if t != page.title and (p := ctx.page(t)) is not None}
+            for title, target in pages.items():
+                kind = kind_of(target.description)
+                if kind is None or title in out_titles(out) or _unpaged_namesake(sentence, title, kind):
+                    continue
+                if _country_doubt(sentence, title, kind):
+                    continue
+                alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
+                if alike == [title]:
+                    hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence))
+                    readings = solver_readings(sentence, [kind], page.title, ctx)
+                elif 2 <= len(alike) <= 4 and all(kind_of(pages[t].description) == kind for t in alike):
+                    hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence,
+                                              candidates=alike, position=alike.index(title) + 1))
+                    readings = solver_readings(sentence, singulars(plural(kind)), page.title, ctx)
+                else:
+                    continue
+                if readings == alike:
+                    out.append(hop)
     return out
+
+
+def _country_doubt(sentence: str, title: str, kind: str) -> bool:
+    """Where the kind could be a country ("country", "state", "kingdom"), may a reader take something
+    else the sentence names for the target? A former state, a constituent country or a region beside
+    it ("England", "America": ``countries_named`` is None), or, for a country, no clean mention of it
+    (its name inside a longer one). A U.S. state named where no country is ("in Tyler, Texas") is fine."""
+    if not could_be(kind, "country"):
+        return False
+    named = countries_named(sentence, country_known)
+    return named is None or (not named and country_known(title))
 
 
 def out_titles(hops: list[Hop]) -> set[str]:
@@ -157,29 +241,31 @@ def infobox_hops(page, ctx: StageContext) -> list[Hop]:
 
 
 def choice_hops(page, ctx: StageContext) -> list[Hop]:
-    """Of the countries a sentence of the opening text names, the one with the largest or smallest
-    area or population (the agent looks each up)."""
+    """Of the countries a sentence of the opening text (or of a section of prose) names, the one with
+    the largest or smallest area or population (the agent looks each up)."""
     out: list[Hop] = []
-    for sentence in sentences(page.lead):
-        if not _readable(sentence):
-            continue
-        names = countries_named(sentence, country_known)
-        if not names or not 2 <= len(names) <= MAX_CHOICES or len(set(names)) != len(names):
-            continue
-        titles = {n: ctx.store.resolve(n) for n in names}
-        if any(t is None or t == page.title for t in titles.values()):
-            continue
-        for measure in MEASURES:
-            figures = {n: _figure(ctx, measure, n) for n in names}
-            if any(v is None for v in figures.values()):
+    for section, block in hop_blocks(page):
+        for sentence in sentences(block):
+            if not _readable(sentence) or (section and not is_prose(sentence)):
                 continue
-            ranked = sorted(figures.values())
-            if any(b - a < MIN_GAP * b for a, b in itertools.pairwise(ranked)):
-                continue   # two figures too close to tell apart safely
-            for extreme in EXTREMES:
-                pick = max(figures, key=figures.get) if extreme == "largest" else min(figures, key=figures.get)
-                out.append(Hop(titles[pick], Relation(kind="choice", noun="country", section="", sentence=sentence,
-                                                      measure=measure, extreme=extreme, candidates=list(names))))
+            names = countries_named(sentence, country_known)
+            if not names or not 2 <= len(names) <= MAX_CHOICES or len(set(names)) != len(names):
+                continue
+            titles = {n: ctx.store.resolve(n) for n in names}
+            if any(t is None or t == page.title for t in titles.values()):
+                continue
+            for measure in MEASURES:
+                figures = {n: _figure(ctx, measure, n) for n in names}
+                if any(v is None for v in figures.values()):
+                    continue
+                ranked = sorted(figures.values())
+                if any(b - a < MIN_GAP * b for a, b in itertools.pairwise(ranked)):
+                    continue   # two figures too close to tell apart safely
+                for extreme in EXTREMES:
+                    pick = max(figures, key=figures.get) if extreme == "largest" else min(figures, key=figures.get)
+                    out.append(Hop(titles[pick], Relation(kind="choice", noun="country", section=section,
+                                                          sentence=sentence, measure=measure, extreme=extreme,
+                                                          candidates=list(names))))
     return out
 
 
@@ -198,11 +284,33 @@ def _figure(ctx: StageContext, measure: str, country: str) -> float | None:
         return None
 
 
+def described_hops(page, ctx: StageContext) -> list[Hop]:
+    """The one thing of its kind that the page's short description names ("Capital and largest city
+    of Mexico": the country): most pages of a snapshot are a title, a description and an opening text,
+    and the description is the part of them that most often names a place. Kept as a named hop is."""
+    text = " ".join((page.description or "").split())
+    if not 3 <= len(text) <= 300 or text.count('"') % 2:
+        return []
+    out: list[Hop] = []
+    pages = {t: p for t in sentence_names(text, ctx) if t != page.title and (p := ctx.page(t)) is not None}
+    for title, target in pages.items():
+        kind = kind_of(target.description)
+        if kind is None or _unpaged_namesake(text, title, kind) or re.match(re.escape(title) + r"\b", text):
+            continue   # (the head word a description opens with, "Country in North America", is no name)
+        if _country_doubt(text, title, kind):
+            continue
+        alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
+        if alike == [title] and solver_readings(text, [kind], page.title, ctx) == alike:
+            out.append(Hop(title, Relation(kind="described", noun=kind, sentence=text)))
+    return out
+
+
 def hops_from(title: str, ctx: StageContext) -> list[Hop]:
-    """Every hop out of a page, in the page's order (named, infobox, choice); memoised per context."""
+    """Every hop out of a page, in the page's order (named, infobox, choice, described); memoised per
+    context."""
     def compute() -> list[Hop]:
         page = ctx.page(title)
         if page is None:
             return []
-        return named_hops(page, ctx) + infobox_hops(page, ctx) + choice_hops(page, ctx)
+        return named_hops(page, ctx) + infobox_hops(page, ctx) + choice_hops(page, ctx) + described_hops(page, ctx)
     return ctx.memo_unfaulted(f"hops|{title}", compute)

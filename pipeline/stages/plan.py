@@ -7,7 +7,7 @@ from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, resolved
 from pipeline.stages.crawl import bridge_degree
 from pipeline.stages.facts import hop_modes, page_facts
-from pipeline.stages.hops import hops_from
+from pipeline.stages.hops import hops_from, walkable
 from pipeline.stages.llm_steps import plan_route
 
 HUB_MENTIONS = 20   # a page named by this many pages (France, Latin) is a hub: routes look past it
@@ -51,7 +51,8 @@ def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: t
         if budget[0] < 0:
             return None
         options = [h for h in hops_from(route[-1], ctx)
-                   if h.target not in route and usable_facts(h.target, ctx, hop_modes(modes))]
+                   if h.target not in route and usable_facts(h.target, ctx, hop_modes(modes))
+                   and walkable(h, route[-1], route[1:] + [h.target], ctx)]
         if choices_left >= n_hops - len(relations):
             options = [h for h in options if h.relation.kind == "choice"]
         def weight(h) -> float:   # hubs seldom; while choices are owed, toward choices and pages that offer one

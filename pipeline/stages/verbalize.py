@@ -41,8 +41,8 @@ from pipeline.agents.solver import (
     words_begin,
 )
 from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
-from pipeline.clues import HOP_CHOICE, HOP_INFOBOX, HOP_NAMED, plural
-from pipeline.execute import countries_named, country_known
+from pipeline.clues import HOP_CHOICE, HOP_DESCRIBED, HOP_INFOBOX, HOP_NAMED, plural
+from pipeline.execute import countries_named, country_known, infobox_year
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -59,7 +59,6 @@ from pipeline.model import (
 from pipeline.snapshot.page import infobox_kind, name_pattern
 from pipeline.stages import llm_steps
 from pipeline.stages.base import Rejected, StageContext, rng_for
-from pipeline.stages.hops import probe_finds
 from pipeline.tools.spec import TOOL_NAMES
 from pipeline.transforms import DETOURS, DetourError, apply_detour
 
@@ -182,8 +181,10 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
     if ex.source == "subject":
         return [render("ask.j2", source="subject")]
     if ex.source == "infobox":
+        item = next((f for f in page.get("infobox", []) if f["name"] == ex.field), {})
+        year = stop.value_type == "number" and infobox_year(item.get("date"), item.get("number")) is not None
         return [render("ask.j2", source="infobox", value_type=stop.value_type, label=stop.fact.label,
-                       role=stop.fact.role, rounded=False)]
+                       role=stop.fact.role, rounded=False, year=year)]
     wheres = sentence_places(ex, page, names)
     if ex.name_index is not None:   # a country the sentence names: which one, of how many
         named = countries_named(ex.sentence or "", country_known) or []
@@ -424,18 +425,35 @@ def _misread(solver, n: int, reached: list[dict], ask: str, page: dict, value) -
     return None if readings == {page["url"]: value} else f"{ask[:60]!r}: the solver reads {readings or 'nothing'}"
 
 
+PROBE_RESULTS = 10      # the skip probe: a hop whose kind words find its target this high is a look-up
+
+
+def probe_finds(ctx: StageContext, query: str, title: str) -> bool:
+    """The skip probe: does a search for ``query`` show the page titled ``title`` in its top ten?"""
+    def search() -> list[str]:
+        result = ctx.toolbox.call("web_search", {"query": query, "num_results": PROBE_RESULTS})
+        return [h["title"] for h in result.data.get("results", [])] if result.ok else []
+    return title in ctx.memo_unfaulted(f"probe|{query}", search)
+
+
 def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:
     """The ways a hop's clue may name its page through the page before (``templates/clues/hop.j2``),
     most telling first: the sentence by its rank or its first words."""
-    rel, from_clue = stop.transition.relation, stop.transition.from_stop + 1
-    if rel.kind == "infobox":
-        return [render("hop.j2", kind="infobox", from_clue=from_clue, noun=rel.noun, label=rel.label)]
+    return relation_phrases(stop.transition.relation, stop.transition.from_stop + 1, names, origin)
+
+
+def relation_phrases(rel, from_clue: int, names: list[str], origin: dict) -> list[str]:
+    """``hop_phrases`` of a relation out of the page ``origin`` (a ``fetch_webpage`` result, or its
+    lead and sections), from clue ``from_clue``: what plan checks a hop against before it offers it."""
+    if rel.kind in ("infobox", "described"):
+        return [render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, label=rel.label)]
     out = []
-    for sentence in sentence_refs(origin.get("lead", ""), rel.sentence or "", names):
-        out.append(render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, sentence=sentence,
-                          where="opening text", count=count_word(len(rel.candidates)), extreme=rel.extreme,
-                          measure=rel.measure, position=rel.position, nouns=plural(rel.noun),
-                          nth=ordinal(rel.position or 1)))
+    for where, block in sentence_places(Extraction(source="prose", section=rel.section or ""), origin, names):
+        for sentence in sentence_refs(block, rel.sentence or "", names):
+            out.append(render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, sentence=sentence,
+                              where=where, count=count_word(len(rel.candidates)), extreme=rel.extreme,
+                              measure=rel.measure, position=rel.position, nouns=plural(rel.noun),
+                              nth=ordinal(rel.position or 1)))
     return out
 
 
@@ -567,8 +585,8 @@ def parse_riddle(riddle: str) -> list[dict]:
         step = {"kind": "unparsed", "op": None, "refs": []}
         if text.startswith(("Start on", "Begin at", "Your journey starts")):
             step = {"kind": ROUTE_INFO, "op": "seed", "refs": []}
-        elif hop := (HOP_NAMED.match(text.split(". ")[0] + ".") or HOP_INFOBOX.match(text.split(". ")[0] + ".")
-                     or HOP_CHOICE.match(text.split(". ")[0] + ".")):
+        elif hop := next((m for pattern in (HOP_NAMED, HOP_DESCRIBED, HOP_INFOBOX, HOP_CHOICE)
+                          if (m := pattern.match(text.split(". ")[0] + "."))), None):
             step = {"kind": ROUTE_INFO, "op": "hop", "refs": [int(hop.group(1))]}
         elif re.match(r"^(From|On|Leave) the page of clue (\d+)", text):
             step = {"kind": ROUTE_INFO, "op": LINK_FOLLOW, "refs": [int(re.search(r"clue (\d+)", text).group(1))]}
