@@ -11,6 +11,9 @@ test covers count as survived), not run (the budget ran out), % surviving of tho
 at most 10% surviving; each survivor is killed by a test or listed as equivalent in
 ``benchmarks/mutation_equivalents.md``. A figure, never a pass/fail: it exits 0 whatever the numbers.
 
+A line whose mutants would harm the machine instead of failing a test is never mutated
+(``Target.never_mutate``: the sandbox's choice of processes to kill, see ``NEVER_MUTATE_SANDBOX``).
+
 ``--budget`` bounds each module's mutmut run (its mutants are then partly "not run" and the figures
 say so). The invariant tests read their legs from one run generated here before any mutant runs
 (``LEGWORK_BROKEN_LEGS_RUN``), so a mutant does not pay for a generation run.
@@ -38,7 +41,14 @@ class Target:
     needs_legs: bool = False          # the invariant tests: give them a finished run's legs
     env: dict[str, str] = field(default_factory=dict)
     conftest: str = ""                # added to the scratch copy's tests/conftest.py
+    never_mutate: list[str] = field(default_factory=list)  # mutmut do_not_mutate_patterns (regexes on lines)
 
+
+# Lines no mutant may touch because the mutant would harm the machine rather than fail a test. The
+# sandbox's time-limit kill (``_kill``) SIGKILLs the processes ``_children(pid)`` names; with its parent
+# test flipped (``!=``) that is every process on the machine but the run's own, and the benchmark runs
+# as root: it killed the mutmut run, the shell that started it and every other user's processes.
+NEVER_MUTATE_SANDBOX = [r"if int\(fields\[1\]\) == pid:"]
 
 # mutmut forks each mutant's worker from the process that ran the tests once to map them: a probe
 # cached there (sandbox._works, urls._page_key_cached) would never run again and its mutants would
@@ -76,12 +86,15 @@ TARGETS = {
                           "tests/test_acceptance.py::test_solver_acceptance_counts_by_hand"], needs_legs=True),
     "scoring": Target(["pipeline/scoring/*"], ["tests/test_scoring.py", "tests/test_shapley.py", "tests/test_refs.py",
                                               "tests/test_race.py", "tests/test_shapley_by_hand.py",
-                                              "tests/test_urls_by_hand.py"], conftest=FRESH_SCORING_CACHES),
+                                              "tests/test_urls_by_hand.py", "tests/test_scoring_by_hand.py",
+                                              "tests/test_matching_by_hand.py", "tests/test_trials_by_hand.py",
+                                              "tests/test_attribution_by_hand.py",
+                                              "tests/test_task_scores_by_hand.py"], conftest=FRESH_SCORING_CACHES),
     "refs": Target(["pipeline/refs.py"], ["tests/test_refs.py", "tests/test_refs_by_hand.py"]),
     "sandbox": Target(["pipeline/tools/sandbox.py"],
                       ["tests/test_sandbox.py", "tests/test_sandbox_config.py", "tests/test_sandbox_python_tools.py",
                        "tests/test_sandbox_by_hand.py"],
-                      conftest=FRESH_PROBES),
+                      conftest=FRESH_PROBES, never_mutate=NEVER_MUTATE_SANDBOX),
 }
 # what the tests read besides the package (snapshot, templates, flows, the CLIs' data)
 ALSO_COPY = ["flows", "snapshots", "templates", "prompts", "tests"]
@@ -108,6 +121,7 @@ def mutmut_config(target: Target) -> str:
     return ("\n[tool.mutmut]\n"
             'source_paths = ["pipeline"]\n'
             f"only_mutate = {toml_list(target.mutate)}\n"
+            f"do_not_mutate_patterns = {toml_list(target.never_mutate)}\n"
             f"also_copy = {toml_list(ALSO_COPY)}\n"
             f"pytest_add_cli_args_test_selection = {toml_list(target.tests)}\n"
             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0", "-q"]\n'

@@ -30,6 +30,12 @@ from pipeline.scoring.urls import _host, page_key, same_page
     ("https://abcd.example.org/p", "abcd.example.org/p"),                  # four letters: not a language
     ("https://a.example.org/p", "a.example.org/p"),                        # one letter: not a language
     ("https://m.org/p", "m.org/p"),                                        # a two-part host keeps both parts
+    ("St. Louis#a/b", "wiki:St. Louis"),                                   # a slash in the fragment only
+    ("x/y.z", "wiki:X/y.z"),                                               # a dot after the first slash only
+    ("https://en.wikipedia.org/wiki/A/wiki/B", "wiki:A/wiki/B"),          # the first /wiki/ starts the title
+    ("https://en.wikipedia.org/w/index.php/?title=Foo", "wiki:Foo"),       # index.php/ with a title
+    ("https://example.org/w/index.phpX?title=Foo", "example.org/w/index.phpX"),
+    ("https://example.org/ABX", "example.org/ABX"),
 ])
 def test_page_keys(url, key):
     assert page_key(url) == key
@@ -60,6 +66,13 @@ def test_redirects_through_a_resolver(answer, key):
     assert page_key("https://en.wikipedia.org/wiki/turkey", resolve) == key
     assert page_key("turkey", resolve) == key
     assert asked == ["Turkey", "Turkey"]
+
+
+def test_same_page_resolves_both_sides():
+    resolve = {"Old": "New"}.get
+    assert same_page("Old", "https://en.wikipedia.org/wiki/New", resolve)
+    assert same_page("https://en.wikipedia.org/wiki/New", "old", resolve)
+    assert not same_page("Old", "New")
 
 
 def test_a_resolver_that_fails_leaves_the_title():
