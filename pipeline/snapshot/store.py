@@ -13,8 +13,11 @@ import threading
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import numpy as np
+
 from pipeline.config import load_settings
 from pipeline.snapshot.page import Page, canonical_title, title_to_url
+from pipeline.snapshot.search_index import SearchIndex
 
 # the layout of a built snapshot (pipeline.snapshot.build writes it)
 PAGES_DB = "pages.sqlite"
@@ -26,6 +29,10 @@ _TIE_SLACK = 32   # rows read past a search's candidate limit, to see where equa
 _STOPWORDS = {"a", "an", "and", "at", "by", "for", "from", "in", "of", "on", "or", "the", "to", "with"}
 _QUERY_STOPWORDS = _STOPWORDS | {"is", "are", "was", "were", "be", "what", "which", "who", "whom", "where", "when",
                                  "how", "it", "its", "this", "that", "as", "did", "does", "do"}
+
+
+_INDEX_LOCK = threading.Lock()
+_INDEXES: dict[str, SearchIndex] = {}   # by snapshot hash: every store of one snapshot shares it
 
 
 class SnapshotError(RuntimeError):
@@ -71,8 +78,9 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 class SnapshotStore:
     """A snapshot directory (``manifest.json`` + ``pages.sqlite``) opened for reading."""
 
-    def __init__(self, path: Path, manifest: dict):
+    def __init__(self, path: Path, manifest: dict, index_dir: Path | None = None):
         self.path = path
+        self.index_dir = index_dir    # where the in-memory search index is kept between processes
         self.manifest = manifest
         self.hash: str = manifest["hash"]
         self.language: str = manifest.get("language", "")  # "" for snapshots built before it was recorded
@@ -81,7 +89,9 @@ class SnapshotStore:
         self._mention_counts: dict[str, int] = {}
 
     @classmethod
-    def open(cls, path) -> SnapshotStore:
+    def open(cls, path, index_dir: Path | None = None) -> SnapshotStore:
+        """``index_dir``: where the search index (``search_index``) is kept for later processes; without
+        one, each process builds it on its first search."""
         path = Path(path)
         manifest_path = path / MANIFEST
         if not path.is_dir():
@@ -93,7 +103,7 @@ class SnapshotStore:
             manifest["hash"]
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise SnapshotError(f"{manifest_path}: corrupt manifest: {exc}") from exc
-        store = cls(path, manifest)
+        store = cls(path, manifest, Path(index_dir) if index_dir is not None else None)
         try:
             tables = {r[0] for r in store._conn().execute("SELECT name FROM sqlite_master")}
             stored_hash = store._conn().execute("SELECT value FROM meta WHERE key = 'hash'").fetchone()
@@ -194,42 +204,27 @@ class SnapshotStore:
         birthplace" finds the page titled "Ray Charles" before the albums named after him.
         ``score`` is that sum rounded to 6 decimals; ties go to the title.
 
-        Ranking reads only row ids and BM25 scores; titles, descriptions and snippets are read for
-        the rows that need them (reading them for every matching row was three quarters of a search).
+        BM25 is SQLite FTS5's, with the column weights ``_TITLE_COLUMN_WEIGHTS``, computed in memory
+        from the table's own postings (``search_index``: the same numbers, without scoring every
+        matching row in SQL); a query word the tokenizer splits into a phrase goes to SQLite. Snippets
+        and descriptions are read for the ``k`` rows shown.
         """
         words = re.findall(r"\w+", (query or "").lower())
         if not words or k <= 0:
             return []
         content_words = [w for w in words if w not in _QUERY_STOPWORDS] or words
-        fts_query = " OR ".join('"' + w + '"' for w in dict.fromkeys(content_words))
-        rank = f"bm25(pages_fts, {', '.join(str(w) for w in _TITLE_COLUMN_WEIGHTS)})"
-        conn = self._conn()
+        phrases = list(dict.fromkeys(content_words))
+        fts_query = " OR ".join('"' + w + '"' for w in phrases)
         limit = max(50, 10 * int(k))
-        hits = conn.execute(f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? ORDER BY {rank} LIMIT ?",
-                            (fts_query, limit + _TIE_SLACK)).fetchall()
-        if len(hits) == limit + _TIE_SLACK and hits[-1][1] == hits[limit - 1][1]:
-            # ties run past the slack: rank them all by title, as ORDER BY score, title would
-            hits = conn.execute(f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? AND -{rank} >= ?",
-                                (fts_query, hits[limit - 1][1])).fetchall()
-        titles = self._titles_of([rowid for rowid, _ in hits])
-        # every row scoring at least the limit-th best is in ``hits``: the limit best by (score, title)
-        candidates = sorted(((titles[rowid], bm25, rowid) for rowid, bm25 in hits), key=lambda c: (-c[1], c[0]))[:limit]
-        # Pages titled by a run of the query's words ("Ray Charles" in "Ray Charles birthplace")
-        # join the candidates even when many longer pages outrank them on BM25 alone.
-        seen = {c[0] for c in candidates}
         raw_words = re.findall(r"\w+", query or "")
-        runs: list[str] = []
-        for n in range(min(len(raw_words), 6), 0, -1):
-            for i in range(len(raw_words) - n + 1):
-                title = self.resolve(" ".join(raw_words[i:i + n]))
-                if title is not None and title not in seen:
-                    seen.add(title)
-                    runs.append(title)
-        if runs:
-            ids = dict(conn.execute(f"SELECT id, title FROM pages WHERE title IN ({', '.join('?' * len(runs))})", runs))
-            candidates += [(ids[rowid], bm25, rowid) for rowid, bm25 in conn.execute(
-                f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? AND rowid IN ({', '.join('?' * len(ids))})",
-                (fts_query, *ids))]
+        index = self.search_index()
+        tokens = [index.tokens(w) for w in phrases]
+        if all(len(t) == 1 for t in tokens):
+            candidates, extra = self._rank_in_memory(index, [t[0] for t in tokens], raw_words, limit)
+        else:   # a word the tokenizer splits (a phrase of several tokens): SQLite ranks it
+            candidates, extra = self._rank_in_sql(fts_query, raw_words, limit)
+        candidates += extra
+        conn = self._conn()
         query_words = set(words)
         scored = []
         for title, bm25, rowid in candidates:
@@ -247,13 +242,102 @@ class SnapshotStore:
                  "snippet": " ".join((shown[rowid][1] or "").split()) or shown[rowid][0], "score": score}
                 for score, title, rowid in best]
 
+    def search_index(self) -> SearchIndex:
+        """The in-memory BM25 index (``search_index``): one per snapshot and process, loaded from
+        ``index_dir`` or built (and kept there) on the first search."""
+        index = _INDEXES.get(self.hash)
+        if index is None:
+            with _INDEX_LOCK:
+                index = _INDEXES.get(self.hash)
+                if index is None:
+                    path = (self.index_dir / f"search-{self.hash[:16]}.npz") if self.index_dir else None
+                    index = SearchIndex.load(path, _TITLE_COLUMN_WEIGHTS) if path else None
+                    if index is None:
+                        index = SearchIndex.build(self._conn(), "pages_fts", _TITLE_COLUMN_WEIGHTS)
+                        if path is not None:
+                            try:
+                                index.save(path)
+                            except OSError:
+                                pass    # a read-only folder costs time, not correctness
+                    _INDEXES[self.hash] = index
+        return index
+
+    def _title_runs(self, raw_words: list[str], seen: set[str]) -> list[str]:
+        """Pages titled by a run of the query's words ("Ray Charles" in "Ray Charles birthplace"): they
+        join the candidates even when many longer pages outrank them on BM25 alone."""
+        firsts = self._first_words()
+        # a run whose first word starts no title or redirect cannot resolve (the test is exact for
+        # ASCII words without underscores, the others are tried)
+        starts = [not (w.isascii() and "_" not in w) or w.translate(_ASCII_LOWER) in firsts for w in raw_words]
+        runs: list[str] = []
+        for n in range(min(len(raw_words), 6), 0, -1):
+            for i in range(len(raw_words) - n + 1):
+                if not starts[i]:
+                    continue
+                title = self.resolve(" ".join(raw_words[i:i + n]))
+                if title is not None and title not in seen:
+                    seen.add(title)
+                    runs.append(title)
+        return runs
+
+    def _first_words(self) -> frozenset[str]:
+        """The first words of every title and redirect, ASCII lower-cased as ``resolve`` compares them."""
+        firsts = getattr(self, "_firsts", None)
+        if firsts is None:
+            titles, redirects, _ = self._title_maps()
+            firsts = self._firsts = frozenset(name.split(" ")[0].translate(_ASCII_LOWER)
+                                              for name in (*titles, *redirects))
+        return firsts
+
+    def _row_ids(self) -> dict[str, int]:
+        ids = getattr(self, "_ids", None)
+        if ids is None:
+            ids = self._ids = dict(self._conn().execute("SELECT title, id FROM pages"))
+        return ids
+
+    def _rank_in_memory(self, index: SearchIndex, phrases: list[str], raw_words: list[str], limit: int):
+        """The ``limit`` best rows by (score, title), and the title runs' matching rows (``_rank_in_sql``'s
+        result, from the index's scores)."""
+        scores = index.score(phrases)
+        matched = np.flatnonzero(scores > 0.0)
+        if len(matched) > limit:   # every row scoring at least the limit-th best, ties included
+            cut = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
+            matched = matched[scores[matched] >= cut]
+        titles = self._titles_of([int(r) for r in matched])
+        candidates = sorted(((titles[int(r)], float(scores[r]), int(r)) for r in matched),
+                            key=lambda c: (-c[1], c[0]))[:limit]
+        ids = self._row_ids()
+        extra = [(title, float(scores[ids[title]]), ids[title])
+                 for title in self._title_runs(raw_words, {c[0] for c in candidates}) if scores[ids[title]] > 0.0]
+        return candidates, extra
+
+    def _rank_in_sql(self, fts_query: str, raw_words: list[str], limit: int):
+        """``_rank_in_memory`` by SQLite's own ``bm25()``, for queries the index does not take."""
+        rank = f"bm25(pages_fts, {', '.join(str(w) for w in _TITLE_COLUMN_WEIGHTS)})"
+        conn = self._conn()
+        hits = conn.execute(f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? ORDER BY {rank} LIMIT ?",
+                            (fts_query, limit + _TIE_SLACK)).fetchall()
+        if len(hits) == limit + _TIE_SLACK and hits[-1][1] == hits[limit - 1][1]:
+            # ties run past the slack: rank them all by title, as ORDER BY score, title would
+            hits = conn.execute(f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? AND -{rank} >= ?",
+                                (fts_query, hits[limit - 1][1])).fetchall()
+        titles = self._titles_of([rowid for rowid, _ in hits])
+        # every row scoring at least the limit-th best is in ``hits``: the limit best by (score, title)
+        candidates = sorted(((titles[rowid], bm25, rowid) for rowid, bm25 in hits), key=lambda c: (-c[1], c[0]))[:limit]
+        runs = self._title_runs(raw_words, {c[0] for c in candidates})
+        extra = []
+        if runs:
+            ids = dict(conn.execute(f"SELECT id, title FROM pages WHERE title IN ({', '.join('?' * len(runs))})", runs))
+            extra = [(ids[rowid], bm25, rowid) for rowid, bm25 in conn.execute(
+                f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? AND rowid IN ({', '.join('?' * len(ids))})",
+                (fts_query, *ids))]
+        return candidates, extra
+
     def _titles_of(self, rowids: list[int]) -> dict[int, str]:
-        titles = {}
-        for i in range(0, len(rowids), 500):
-            chunk = rowids[i:i + 500]
-            titles.update(self._conn().execute(
-                f"SELECT rowid, title FROM pages_fts WHERE rowid IN ({', '.join('?' * len(chunk))})", chunk))
-        return titles
+        titles = getattr(self, "_fts_titles", None)
+        if titles is None:
+            titles = self._fts_titles = dict(self._conn().execute("SELECT rowid, title FROM pages_fts"))
+        return {rowid: titles[rowid] for rowid in rowids}
 
     def mention_count(self, title: str) -> int:
         """How many pages' text (description, lead, infobox values) holds the title as a phrase: how

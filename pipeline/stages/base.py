@@ -48,7 +48,7 @@ class StageContext:
     @property
     def store(self):
         if self._store is None:
-            self._store = SnapshotStore.open(self.settings.snapshot_dir)
+            self._store = SnapshotStore.open(self.settings.snapshot_dir, index_dir=self.settings.derived_dir)
         return self._store
 
     def page(self, title: str):

@@ -17,7 +17,7 @@ def snapshot_store(ctx: BackendContext):
     with _lock:
         store = _stores.get(key)
         if store is None:
-            store = _stores[key] = SnapshotStore.open(ctx.settings.snapshot_dir)
+            store = _stores[key] = SnapshotStore.open(ctx.settings.snapshot_dir, index_dir=ctx.settings.derived_dir)
     return store
 
 
