@@ -257,8 +257,11 @@ class Leg:
 
     @property
     def step_budget(self) -> int:
-        """B = max(10, floor(1.5 K))."""
-        return max(10, (3 * len(self.stops)) // 2)
+        """B = max(10, floor(1.5 K)), AAR's budget, where K is the leg's stops or, when its golden trace
+        takes more tool calls than it has stops, those calls. AAR's stops take one call each; a choice
+        hop here looks up every candidate ("the one with the largest area"), so K = stops alone would
+        leave some legs a budget below their own golden route."""
+        return max(10, (3 * max(len(self.stops), len(self.trace))) // 2)
 
     def stops_of(self, kind: str) -> list[Stop]:
         return [s for s in self.stops if s.kind == kind]

@@ -6,7 +6,7 @@ Agents:
   random  answers a uniform digit from a seeded RNG, calls no tool;
   solver  the riddle-only solver (``pipeline.agents.solver``): the riddle, the seed URL and the tools;
   llm     a ReAct-style tool-calling loop over an OpenAI-compatible endpoint (``pipeline.llm``),
-          with the step budget B = max(10, floor(1.5 K)), a wall-clock timeout, tool outputs
+          with the step budget B = max(10, floor(1.5 K)) (K: stops, or golden calls if more), a wall-clock timeout, tool outputs
           truncated at 8,000 characters, and the final answer parsed as one digit;
   modular CapaBench's planning, reasoning, action and reflection modules (``pipeline.agents.modular``),
           each on the default or the test model (``--modules P=test,R=default,A=test,F=default``,
