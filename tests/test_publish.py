@@ -119,7 +119,7 @@ def test_every_config_loads_with_datasets_and_matches_the_sources(inputs, dry_ru
             assert row["n_route_info"] == sum(s.kind == "route_info" for s in leg.stops)
             assert row["n_diamonds"] == len({s.diamond for s in leg.stops if s.diamond is not None})
             assert row["n_tool_calls"] == len(leg.trace)
-            assert row["step_budget"] == max(10, (3 * len(leg.stops)) // 2)
+            assert row["step_budget"] == max(10, (3 * max(len(leg.stops), len(leg.trace))) // 2)
             assert row["seed_title"] == leg.seed_title and row["seed_url"] == leg.seed_url
             assert row["riddle"] == "\n\n".join(f"{c.number}. {c.text}" for c in leg.clues)
             simulated = sum(t.provenance == "simulated" for t in leg.trace)
