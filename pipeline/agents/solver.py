@@ -47,6 +47,7 @@ from pipeline.clues import (
     count_value,
     count_word,
     counts_every_number,
+    date_ranges,
     finish_groups,
     match_hop,
     measure_value,
@@ -65,7 +66,6 @@ from pipeline.clues import (
     split_page_clue,
     stated_count,
 )
-from pipeline.clues.steps import date_ranges
 from pipeline.execute import (
     NAME_RUN,
     NOT_NAMES,

@@ -60,10 +60,12 @@ def match_hop(text: str) -> re.Match | None:
 
 def parse_hop(text: str) -> dict | None:
     """A hop's sentence read back into ``hop_wording``'s fields (``sentence``/``where`` as
-    ``sentences.read_place`` gives them), or None."""
+    ``sentences.read_place`` gives them; a named hop with a position gives ``nouns``, its kind word in
+    the plural, for ``noun``), or None."""
     if m := HOP_NAMED.match(text):
         from_clue, nth, count, noun, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
-        return {"kind": "named", "from_clue": int(from_clue), "noun": noun,
+        # "the second of the three cities": the kind word is written in the plural (``kinds.singulars`` undoes it)
+        return {"kind": "named", "from_clue": int(from_clue), "noun" if not nth else "nouns": noun,
                 "position": ordinal_value(nth) if nth else None, "count": count_value(count) if count else None,
                 **read_place(lead, title, section_ordinal, sentence_ordinal, opening)}
     if m := HOP_DESCRIBED.match(text):

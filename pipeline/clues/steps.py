@@ -24,7 +24,8 @@ ORDER_WORDS = ("first", "nearest", "closest", "top", "highest", "lowest", "large
 
 def input_ref(role: str, clue: int) -> str:
     """An earlier clue's answer as a roadblock's input: "the country that clue 3 asks for" ("that clue 10
-    asks for", not "from clue 10": clue 10 may go to a country's page and ask for another country there)."""
+    asks for", not "from clue 10": clue 10 may go to a country's page and ask for another country there;
+    a racer took the page's country for it)."""
     return f"the {ROLE_WORD.get(role, 'number')} that clue {clue} asks for"
 
 
