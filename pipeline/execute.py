@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pipeline import expressions, refs
-from pipeline.clues import MEASURE_LOOKUPS, measure_value
+from pipeline.clues import MEASURE_LOOKUPS, NUMBER_RE, measure_value
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -33,8 +33,6 @@ from pipeline.tools.errors import ToolArgumentError, ToolError
 from pipeline.tools.registry import Toolbox
 from pipeline.transforms import apply_detour
 from pipeline.world.countries import country_table
-
-NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])-?\d+(?:\.\d+)?(?![\w])")
 
 
 class StopFailed(Exception):

@@ -22,13 +22,14 @@ from pipeline.clues import (
     kind_of,
     measure_value,
     plural,
+    render,
     singulars,
 )
 from pipeline.config import load_settings
 from pipeline.execute import countries_named, country_known
 from pipeline.stages.base import StageContext
 from pipeline.stages.hops import choice_hops, hops_from, named_hops, titles_named
-from pipeline.stages.verbalize import render, skip_probe_words
+from pipeline.stages.verbalize import skip_probe_words
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline.acceptance import leg_invariant_failures
 from pipeline.agents.solver import RiddleView, Unsolvable, read_answer, solve
-from pipeline.clues import HOP_DESCRIBED
+from pipeline.clues import HOP_DESCRIBED, render
 from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.execute import infobox_year
 from pipeline.model import ROUTE_INFO
@@ -23,7 +23,6 @@ from pipeline.snapshot.wikitext import page_from_wikitext
 from pipeline.stages.base import StageContext
 from pipeline.stages.facts import infobox_facts, shown_number
 from pipeline.stages.hops import described_hops, sentence_names
-from pipeline.stages.verbalize import render
 
 UNSEEN = PROJECT_ROOT / "benchmarks" / "data" / "unseen_wikitext"
 SHARED = PROJECT_ROOT.parent / "shared" / "data" / "wikipedia"

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from flows.generate import BudgetExhausted, GenerationParams, local_map_stage, run_generation
 from pipeline import expressions
+from pipeline.clues import parse_riddle
 from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.execute import execute_leg
 from pipeline.invariants import check_all
 from pipeline.model import FINISH_LINE, Leg
 from pipeline.stages.base import StageContext, reindex
-from pipeline.stages.verbalize import alignment, expected_steps, forbidden_names, parse_riddle
+from pipeline.stages.verbalize import alignment, expected_steps, forbidden_names
 from pipeline.tools.backends.offline.web import page_result
 from pipeline.tools.registry import Toolbox
 from pipeline.transforms import DETOURS, DetourError, apply_detour

@@ -11,10 +11,10 @@ from live_http import Answer, ScriptedServer
 
 from flows.generate import BudgetExhausted, GenerationParams, local_map_stage, run_generation
 from pipeline.cache import CallCache
+from pipeline.clues import parse_riddle
 from pipeline.config import load_settings
 from pipeline.llm import LLMClient
 from pipeline.stages.base import StageContext
-from pipeline.stages.verbalize import parse_riddle
 
 PREFIX = "Next leg of the race: "
 

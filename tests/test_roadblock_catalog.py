@@ -9,16 +9,13 @@ import pytest
 
 from pipeline.agents.solver import Solver
 from pipeline.catalog import roadblock_templates
+from pipeline.clues import ROLE_WORD, parse_roadblock
 from pipeline.config import load_settings
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import ROUTE_INFO, FactSpec, Stop
 from pipeline.stages.build import draw_params, make_roadblock
-from pipeline.stages.verbalize import _template_patterns
 from pipeline.tools.registry import Toolbox
 from pipeline.tools.spec import TOOL_NAMES
-
-ROLE_WORD = {"place": "place", "country": "country", "date": "date", "number": "number", "company": "company",
-             "coin": "cryptocurrency"}
 
 
 def clue_text(template: dict, seed: int) -> str:
@@ -29,13 +26,12 @@ def clue_text(template: dict, seed: int) -> str:
 
 
 def test_every_wording_reads_as_its_own_template_only():
-    """verbalize's round trip and the solver both take a roadblock clue back to one template."""
-    patterns = _template_patterns()
+    """The riddle parser (``clues.parse_roadblock``) and the solver both take a roadblock clue back to one template."""
     solver = Solver(toolbox=None)
     for name, template in sorted(roadblock_templates().items()):
         for seed in range(4):
             text = clue_text(template, seed)
-            assert [n for n, p in patterns if p.match(text)] == [name], text
+            assert [r["op"] for r in parse_roadblock(text)] == [name], text
             assert sorted({r[0] for r in solver.template_readings(text)}) == [name], text
             assert not any(tool in text.lower() for tool in TOOL_NAMES), text
 

@@ -12,19 +12,22 @@ import pytest
 from flows.generate import BudgetExhausted, GenerationParams, local_map_stage, run_generation
 from pipeline.agents.solver import (
     AMBIGUOUS,
-    ASK,
     FAILED,
-    LINK_BRIDGE,
-    SEARCH_BRIDGE,
     SOLVED,
     RiddleView,
     fits,
+    sentences_of,
+    solve,
+)
+from pipeline.clues import (
+    ASK,
+    LINK_BRIDGE,
+    SEARCH_BRIDGE,
     number_kinds,
     ordinal,
     ordinal_value,
+    parse_riddle,
     search_words,
-    sentences_of,
-    solve,
 )
 from pipeline.config import load_settings
 from pipeline.model import ROUTE_INFO, Extraction, FactSpec, Stop
@@ -133,7 +136,7 @@ def test_page_clues_still_parse_into_the_steps_of_the_leg(legs):
     """``parse_riddle`` (the round trip's reference parser) reads every page clue's new wording as the
     page step it is (seed, link followed from which clue, search)."""
     for leg in legs:
-        parsed, expected = verbalize.parse_riddle(leg.riddle), verbalize.expected_steps(leg)
+        parsed, expected = parse_riddle(leg.riddle), verbalize.expected_steps(leg)
         assert len(parsed) == len(expected)
         pages = [n for n, step in enumerate(expected) if step["kind"] == ROUTE_INFO]
         assert pages and [parsed[n] for n in pages] == [expected[n] for n in pages]

@@ -14,7 +14,6 @@ solution names the clue and its candidates instead of guessing.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -24,19 +23,52 @@ from typing import Any
 from pipeline import expressions
 from pipeline.catalog import roadblock_templates
 from pipeline.clues import (
+    DETOUR_START,
+    FINISH_START,
     HOP_CHOICE,
     HOP_DESCRIBED,
     HOP_INFOBOX,
     HOP_NAMED,
+    INFOBOX_ASK,
+    LINK_BRIDGE,
     MEASURE_LOOKUPS,
+    NAMES_ASK,
+    NUMBER_RE,
+    ORDER_WORDS,
+    POSITION_ASK,
+    ROADBLOCK_START,
+    SEARCH_BRIDGE,
+    SEED_BRIDGE,
+    SENTENCE_ASK,
+    SUBJECT_ASK,
+    NumberKind,
+    clue_lines,
     could_be,
+    count_value,
+    count_word,
+    counts_every_number,
+    date_ranges,
+    finish_groups,
+    match_hop,
     measure_value,
+    number_kinds,
+    ordinal_value,
+    parse_circumlocution,
+    parse_detour,
+    parse_merge,
+    quoted_sentence_pattern,
+    reduction_named,
+    roadblock_inputs,
+    roadblock_pattern,
+    roadblock_reads,
+    search_words,
     singulars,
+    split_page_clue,
+    stated_count,
 )
 from pipeline.execute import (
     NAME_RUN,
     NOT_NAMES,
-    NUMBER_RE,
     StopFailed,
     clean_text_value,
     countries_named,
@@ -53,12 +85,10 @@ from pipeline.stages.build import expand_params, instantiate_args
 from pipeline.stages.facts import SENTENCE_SPLIT
 from pipeline.tools.errors import SimulatedRefused, ToolArgumentError
 from pipeline.tools.registry import Toolbox
-from pipeline.transforms import DETOURS, DetourError, apply_detour
+from pipeline.transforms import DetourError, apply_detour
 
 SOLVED, AMBIGUOUS, FAILED = "solved", "ambiguous", "failed"
 SEARCH_RESULTS = 5                  # what a search shows: the clue's target must be among them
-# wording that states which item of a list a chain takes
-ORDER_WORDS = ("first", "nearest", "closest", "top", "highest", "lowest", "largest", "smallest")
 
 
 @dataclass(frozen=True)
@@ -96,46 +126,12 @@ class Ambiguous(Exception):
 
 
 # ---- reading clue text ------------------------------------------------------------------------
-CLUE_LINE = re.compile(r"^(\d+)\. (.*)$", re.DOTALL)
-ASK = re.compile(r"\s(?=(?:What number|What year|What date|Which place|Which country) does its infobox give for "
-                 r"|In its (?:opening text|section \"|\w+ section,)|Which place is this page about\?)")
-SUBJECT_ASK = re.compile(r"^Which place is this page about\? ")
-LINK_BRIDGE = re.compile(r"^(?:From the page of clue (\d+), follow a link to|On the page of clue (\d+), take the link "
-                         r"leading to|Leave the page of clue (\d+) through its link to) (.+)\.$", re.DOTALL)
-SEARCH_BRIDGE = re.compile(r"^(?:Search the web for|Look up, with a search,|Use a web search to reach) (.+)\.$", re.DOTALL)
-SEED_BRIDGE = re.compile(r"^(?:Start on the page you are given|Begin at the seed page|Your journey starts on the page "
-                         r"you were handed)\.$")
-BY_DESCRIPTION = re.compile(r'^the page whose short description reads "(.*)"$', re.DOTALL)
-BY_DESCRIPTION_START = re.compile(r'^the page whose short description begins with the words "(.*)"$', re.DOTALL)
-BY_INFOBOX = re.compile(r"^a page about a subject whose infobox is of the '(.*)' kind$")
-INFOBOX_ASK = re.compile(r'^(What number|What year|What date|Which place|Which country) does its infobox give for "(.*)"'
-                         r'( \(rounded to a whole number\))?\?$', re.DOTALL)
-# a number named by where its sentence stands and what it is (templates/clues/ask.j2)
-POSITION_ASK = re.compile(r'^In its (?:(opening text)|section "(.*?)"|(\w+) section), (?:the (\w+) sentence|the sentence '
-                          r'that begins with the words "(.*?)") gives (.+?): '
-                          r"(?:which \w+|what \w+|how many(?: \w+)?|what is the (\w+) of the (\w+))\?$",
-                          re.DOTALL)
-# a country named by its sentence (templates/clues/ask.j2, source "names")
-NAMES_ASK = re.compile(r'^In its (?:(opening text)|section "(.*?)"|(\w+) section), (?:the (\w+) sentence|the sentence '
-                       r'that begins with the words "(.*?)") names (a country|\w+ countries): '
-                       r"(?:which country|which is the (\w+) of the (\w+))\?$", re.DOTALL)
-# the older wording, a quoted sentence with the number masked (legs exported before issue 14)
-SENTENCE_ASK = re.compile(r'^In its (?:opening text|section "(.*?)"), a sentence reads: "(.*)" '
-                          r"What number stands where \[\?\] is\?$", re.DOTALL)
-
-
 def clues_of(riddle: str) -> list[tuple[int, str]]:
-    out = []
-    for block in (b.strip() for b in riddle.split("\n\n")):
-        if not block:
-            continue
-        m = CLUE_LINE.match(block)
-        if not m:
-            raise Unsolvable(f"a riddle line without a clue number: {block[:60]!r}")
-        out.append((int(m.group(1)), " ".join(m.group(2).split())))
-    if [n for n, _ in out] != list(range(1, len(out) + 1)):
-        raise Unsolvable("clues are not numbered 1..N")
-    return out
+    """The riddle's numbered clues (``clues.clue_lines``); ``Unsolvable`` when they are not numbered 1..N."""
+    try:
+        return clue_lines(riddle)
+    except ValueError as exc:
+        raise Unsolvable(str(exc)) from None
 
 
 # ---- the solver -------------------------------------------------------------------------------
@@ -193,7 +189,7 @@ class Solver:
                 sol.values[n] = self.solve_clue(n, text, view, sol)
             last = clues[-1][0] if clues else None
             answer = sol.values.get(last)
-            if not clues[-1][1].startswith("Finally, ") or not (isinstance(answer, int) and 0 <= answer <= 9):
+            if not clues[-1][1].startswith(FINISH_START) or not (isinstance(answer, int) and 0 <= answer <= 9):
                 raise Unsolvable(f"the riddle does not end in a one-digit finish line (got {answer!r})")
             sol.status, sol.answer = SOLVED, answer
         except Ambiguous as exc:
@@ -205,21 +201,21 @@ class Solver:
         return sol
 
     def solve_clue(self, n: int, text: str, view: RiddleView, sol: Solution) -> Any:
-        if text.startswith("Find "):
+        if text.startswith(ROADBLOCK_START):
             return self.roadblock(n, text, sol.values)
-        if text.startswith("Work out "):
+        if text.startswith(DETOUR_START):
             return self.detour(n, text, sol.values)
-        if text.startswith("Combine the two findings"):
-            a, b = (sol.values[int(x)] for x in re.findall(r"clue (\d+)", text))
-            return a + b if "add the result" in text else abs(a - b)
-        if text.startswith("Finally, "):
+        if merge := parse_merge(text):
+            a, b = (sol.values[x] for x in merge["refs"])
+            return a + b if merge["op"] == "sum" else abs(a - b)
+        if text.startswith(FINISH_START):
             return self.finish(n, text, sol.values)
         return self.page(n, text, view, sol)
 
     # page stops ------------------------------------------------------------------------------
     def page(self, n: int, text: str, view: RiddleView, sol: Solution) -> Any:
-        parts = ASK.split(text, maxsplit=1)
-        if len(parts) != 2:
+        parts = split_page_clue(text)
+        if parts is None:
             raise Unsolvable(f"clue {n}: no question about a page in {text[:80]!r}")
         bridge, ask = parts
         url, value = self.read_page_clue(n, bridge, ask, view, sol)
@@ -252,8 +248,7 @@ class Solver:
             return [p for p in self.linked_pages(n, sol.pages[origin]) if fits(p, m.group(4))]
         if m := SEARCH_BRIDGE.match(bridge):
             return self.searched_pages(n, m.group(1))
-        if m := (HOP_NAMED.match(bridge) or HOP_DESCRIBED.match(bridge) or HOP_INFOBOX.match(bridge)
-                 or HOP_CHOICE.match(bridge)):
+        if m := match_hop(bridge):
             origin = int(m.group(1))
             if origin not in sol.pages:
                 raise Unsolvable(f"clue {n}: clue {origin} named no page")
@@ -379,42 +374,31 @@ class Solver:
     def template_readings(self, text: str):
         """Every (template, input clues, parameters) whose wording gives exactly this clue."""
         for name, template in sorted(self._templates.items()):
-            ranges = {k for k, v in template.get("params", {}).items() if isinstance(v, str)}
-            head = re.escape(template["value"])
-            head = re.sub(r"\\\{in(\d)\\\}", rf"the {ROLE_WORDS} (?:from clue|that clue) (\\d+)(?: asks for)?", head)
-            head = re.sub(r"\\\{(\w+)\\\}", functools.partial(_param_pattern, ranges), head)
-            m = re.fullmatch("Find " + head + r"\.", text)
+            ranges = date_ranges(template)
+            m = roadblock_pattern(template).fullmatch(text)
             if not m:
                 continue
-            inputs = [int(g) for k, g in enumerate(m.groups()) if k not in {m.re.groupindex[r] - 1 for r in ranges}]
+            inputs = roadblock_inputs(m, template)
             # a list parameter: each of its values; a date range: the date the clue states, if inside it
             choices = sorted((k, [m.group(k)] if k in ranges and within(m.group(k), v) else [] if k in ranges else v)
                              for k, v in template.get("params", {}).items())
             for combo in itertools.product(*(c for _, c in choices)):
                 params = expand_params(dict(zip((k for k, _ in choices), combo)))
-                fields = dict(params)
-                for k, i in enumerate(inputs):
-                    fields[f"in{k}"] = f"§{i}"
-                wording = re.escape("Find " + template["value"].format(**fields) + ".")
-                wording = re.sub(r"§(\d+)", rf"the {ROLE_WORDS} (?:from clue \1|that clue \1 asks for)", wording)
-                if re.fullmatch(wording, text):
+                if roadblock_reads(template["value"], params, inputs, text):
                     yield name, template, inputs, params
 
     # detours, finish line ----------------------------------------------------------------------
     def detour(self, n: int, text: str, values: dict[int, Any]) -> Any:
-        for name, d in sorted(DETOURS.items()):
-            pattern = re.escape(d.phrase).replace(re.escape("{ref}"), r"the result of clue (\d+)")
-            m = re.fullmatch("Work out " + pattern + r"\.", text)
-            if m:
-                try:
-                    return apply_detour(name, values[int(m.group(1))])
-                except (DetourError, KeyError) as exc:
-                    raise Unsolvable(f"clue {n}: {name}: {exc}") from exc
+        if read := parse_detour(text):
+            name, ref = read
+            try:
+                return apply_detour(name, values[ref])
+            except (DetourError, KeyError) as exc:
+                raise Unsolvable(f"clue {n}: {name}: {exc}") from exc
         raise Unsolvable(f"clue {n}: no transform reads {text[:80]!r}")
 
     def finish(self, n: int, text: str, values: dict[int, Any]) -> int:
-        groups = [[int(x) for x in re.findall(r"\d+", g)]
-                  for g in re.findall(r"the results? of clues? ((?:\d+(?:, | and )?)+)", text)]
+        groups = finish_groups(text)
         kind = reduction_named(text)
         if kind is None:
             raise Unsolvable(f"clue {n}: no reduction reads {text[:80]!r}")
@@ -426,29 +410,7 @@ class Solver:
             raise Unsolvable(f"clue {n}: {exc}") from exc
 
 
-def reduction_named(text: str) -> str | None:
-    """The finish-line reduction a clue's wording names (templates/clues), or None."""
-    if "take the digital root of the total" in text:
-        return "digital_root_sum"
-    if "multiply those digits" in text:
-        return "product_mod_10"
-    if "absolute difference" in text:
-        return "digital_root_abs_difference" if "digital root" in text else "abs_difference_mod_10"
-    if "keep only the last digit" in text:
-        return "sum_mod_10"
-    return None
-
-
 # ---- matching pages and reading answers ----------------------------------------------------------
-ROLE_WORDS = "(?:place|country|date|number|company|cryptocurrency)"   # verbalize.ROLE_WORD's words
-
-
-def _param_pattern(ranges: set[str], placeholder: re.Match) -> str:
-    """A template's {param} in a clue: a date range's date is captured, a listed value matched."""
-    name = placeholder.group(1)
-    return rf"(?P<{name}>\d{{4}}-\d\d-\d\d)" if name in ranges else ".+?"
-
-
 def within(day: str, span: str) -> bool:
     """Is the ISO date inside a template's ``FIRST..LAST`` range?"""
     first, _, last = span.partition("..")
@@ -458,13 +420,15 @@ def within(day: str, span: str) -> bool:
 def fits(page: dict, circumlocution: str) -> bool:
     """Does the page answer the clue's description of it?"""
     description = " ".join((page.get("description") or "").split()).rstrip(".")
-    if m := BY_DESCRIPTION.match(circumlocution):
-        return description == m.group(1)
-    if m := BY_DESCRIPTION_START.match(circumlocution):
-        return words_begin(description, m.group(1))
-    if m := BY_INFOBOX.match(circumlocution):
-        return infobox_kind(page.get("infobox_type")) == m.group(1)
-    return False
+    read = parse_circumlocution(circumlocution)
+    if read is None:
+        return False
+    how, words = read
+    if how == "description":
+        return description == words
+    if how == "description_start":
+        return words_begin(description, words)
+    return infobox_kind(page.get("infobox_type")) == words
 
 
 def words_begin(text: str, start: str) -> bool:
@@ -501,14 +465,6 @@ def picks_from_a_longer_list(data: Any, path: str) -> bool:
         else:
             return False
     return False
-
-
-def search_words(circumlocution: str) -> str:
-    """What an agent would type into a search box for the clue's description."""
-    for pattern in (BY_DESCRIPTION, BY_DESCRIPTION_START, BY_INFOBOX):
-        if m := pattern.match(circumlocution):
-            return m.group(1)
-    return circumlocution
 
 
 def read_answer(page: dict, ask: str, is_country: Callable[[str], bool] | None = None) -> Any:
@@ -550,7 +506,7 @@ def read_answer(page: dict, ask: str, is_country: Callable[[str], bool] | None =
             text = next((s["text"] for s in page.get("sections", []) if s["title"] == section), None)
             if text is None:
                 raise Unsolvable(f"no section {section!r}")
-        pattern = f"({NUMBER_RE.pattern})".join(_wild(part) for part in sentence.split("[?]"))
+        pattern = quoted_sentence_pattern(sentence, NUMBER_RE.pattern)
         numbers = {round(parse_number(hit.group(1))) for hit in re.finditer(pattern, " ".join(text.split()))}
         if not numbers:
             raise Unsolvable("the quoted sentence is not on the page")
@@ -577,7 +533,7 @@ def read_names_ask(page: dict, m: re.Match, is_country: Callable[[str], bool] | 
     lead, title, section_ordinal, sentence_ordinal, opening, kind, nth, count = m.groups()
     if is_country is None:
         raise Unsolvable("no tool to tell a country's name")
-    stated = 1 if kind == "a country" else count_value(kind.split()[0])
+    stated = stated_count(kind)
     found = []
     for sentence in chosen_sentences(page, lead, title, section_ordinal, sentence_ordinal, opening):
         names = countries_named(sentence, is_country)
@@ -635,13 +591,13 @@ def number_given(sentence: str, kind: str, nth: str | None, count: str | None) -
     """The number of the kind named in a sentence: 'a year' (the sentence's only year), or 'two
     years' with 'the first of the two'. 'a number' / 'two numbers' count every number."""
     numbers = number_kinds(sentence)
-    if kind == "a number" or re.fullmatch(r"\w+ numbers", kind):
+    if counts_every_number(kind):
         matching = [raw for raw, _ in numbers]
     else:
         matching = [raw for raw, k in numbers if kind in (k.singular, f"{count_word(_count(numbers, k))} {k.plural}")]
     if not matching:
         raise Unsolvable(f"the sentence gives no {kind}: {sentence[:80]!r}")
-    stated = 1 if re.match(r"^an? ", kind) else count_value(kind.split()[0])
+    stated = stated_count(kind)
     if stated != len(matching):
         if stated == 1:
             raise Ambiguous(f"the sentence gives {len(matching)} numbers that are {kind}", matching)
@@ -657,146 +613,10 @@ def _count(numbers: list[tuple[str, NumberKind]], kind: NumberKind) -> int:
     return sum(1 for _, k in numbers if k.singular == kind.singular)
 
 
-# ---- what a number in a sentence is -------------------------------------------------------------
-ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
-            "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
-            "twentieth")
-COUNTS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
-SCALES = ("thousand", "million", "billion", "trillion")
-CURRENCIES = {"US$": "US dollars", "C$": "Canadian dollars", "A$": "Australian dollars", "$": "dollars", "£": "pounds",
-              "€": "euros", "¥": "yen", "₹": "rupees"}
-# unit words after a number, longest first, with the name a clue gives them
-UNITS = (
-    (r"square kilomet(?:re|er)s|sq\.? ?km|km2|km²", "square kilometres"),
-    (r"square miles|sq\.? ?mi", "square miles"),
-    (r"square met(?:re|er)s|m2|m²", "square metres"),
-    (r"km/h|kilomet(?:re|er)s per hour", "kilometres per hour"),
-    (r"mph|miles per hour", "miles per hour"),
-    (r"kilomet(?:re|er)s|km", "kilometres"),
-    (r"centimet(?:re|er)s|cm", "centimetres"),
-    (r"millimet(?:re|er)s|mm", "millimetres"),
-    (r"met(?:re|er)s|m", "metres"),
-    (r"miles|mi", "miles"),
-    (r"feet|ft", "feet"),
-    (r"inches", "inches"),
-    (r"kilograms|kg", "kilograms"),
-    (r"tonnes|tons", "tonnes"),
-    (r"hectares|ha", "hectares"),
-    (r"acres", "acres"),
-    (r"°C|°F|degrees", "degrees"),
-    (r"megawatts|MW", "megawatts"),
-    (r"lit(?:re|er)s", "litres"),
-)
-UNIT = re.compile(r"\s?(?:" + "|".join(f"(?P<u{i}>{p})" for i, (p, _) in enumerate(UNITS)) + r")(?![\w²])")
-IRREGULAR_PLURALS = {"people", "children", "men", "women", "staff", "personnel", "cattle", "sheep", "fish", "deer",
-                     "police", "aircraft", "crew", "troops", "alumni", "faculty", "media", "data"}
-NOT_NOUNS = {"was", "has", "is", "its", "this", "thus", "as", "always", "perhaps", "across", "towards", "besides", "less",
-             "unless", "whereas", "plus", "minus", "versus", "does", "goes", "his", "hers", "ours", "yours", "theirs"}
-NOT_MODIFIERS = {"and", "or", "of", "in", "to", "the", "a", "an", "at", "by", "for", "from", "on", "with", "than", "that",
-                 "which", "who", "more", "less", "other", "such", "were", "are", "had", "have", "has", "was", "is",
-                 "per", "into", "over", "under", "after", "before", "since", "during", "between", "about"}
-
-
-@dataclass(frozen=True)
-class NumberKind:
-    """What a number in a sentence is, in a clue's words: ``singular`` ("a year", "a number of
-    employees", "a measurement in square kilometres") and ``plural`` ("years", ...)."""
-    cls: str            # year | day | age | percentage | population | money | measurement | count | scaled | number
-    singular: str
-    plural: str
-
-    @property
-    def question(self) -> str:
-        scaled = re.search(r"\bin (thousands|millions|billions|trillions)$", self.singular)
-        if scaled and self.cls in ("count", "population", "scaled"):
-            return f"how many {scaled.group(1)}"
-        return {"year": "which year", "day": "which day", "percentage": "what percentage", "age": "what age",
-                "count": "how many", "population": "how many people"}.get(self.cls, "what number")
-
-
-def ordinal(n: int) -> str:
-    if 1 <= n <= len(ORDINALS):
-        return ORDINALS[n - 1]
-    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
-
-
-def ordinal_value(word: str) -> int | None:
-    if word in ORDINALS:
-        return ORDINALS.index(word) + 1
-    m = re.fullmatch(r"(\d+)(?:st|nd|rd|th)", word)
-    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
-
-
-def count_word(n: int) -> str:
-    return COUNTS[n - 1] if 1 <= n <= len(COUNTS) else str(n)
-
-
-def count_value(word: str) -> int | None:
-    if word in COUNTS:
-        return COUNTS.index(word) + 1
-    return int(word) if word.isdigit() else None
-
-
+# ---- sentences ------------------------------------------------------------------------------------
 def sentences_of(text: str) -> list[str]:
     """A block's sentences exactly as ``facts.prose_facts`` cuts them (so positions agree)."""
     return [s.strip() for s in SENTENCE_SPLIT.split(text or "")]
-
-
-def _plural_noun(word: str) -> bool:
-    return word in IRREGULAR_PLURALS or (len(word) >= 4 and word.endswith("s") and word not in NOT_NOUNS
-                                         and not word.endswith(("ss", "us", "is", "ous")))
-
-
-def number_kinds(sentence: str) -> list[tuple[str, NumberKind]]:
-    """Every number of a sentence (in the order ``execute.numbers_in`` lists them) with what it is."""
-    return [(m.group(0), kind_of_number(sentence, m.start(), m.end())) for m in NUMBER_RE.finditer(sentence)]
-
-
-def kind_of_number(sentence: str, start: int, end: int) -> NumberKind:
-    """What the number at ``sentence[start:end]`` is, read from the words around it."""
-    raw, before, after = sentence[start:end], sentence[:start], sentence[end:]
-    if re.match(r"\s?(?:%|percent\b|per cent\b)", after):
-        return NumberKind("percentage", "a percentage", "percentages")
-    scale = re.match(r"\s(" + "|".join(SCALES) + r")\b", after)
-    rest = after[scale.end():] if scale else after
-    in_scale = f"{scale.group(1)}s of " if scale else ""
-    currency = re.search(r"(US\$|C\$|A\$|\$|£|€|¥|₹)\s?$", before)
-    if currency:
-        name = CURRENCIES[currency.group(1)]
-        return NumberKind("money", f"an amount in {in_scale}{name}", f"amounts in {in_scale}{name}")
-    unit = UNIT.match(rest)
-    if unit:
-        name = next(UNITS[int(k[1:])][1] for k, v in unit.groupdict().items() if v is not None)
-        return NumberKind("measurement", f"a measurement in {in_scale}{name}", f"measurements in {in_scale}{name}")
-    if re.search(r"\bpopulation (?:of|was|is|at)\s(?:(?:about|around|approximately|nearly|over|some|roughly|almost)\s)?$",
-                 before):
-        return NumberKind("population", f"a population{in_scale and ' in ' + scale.group(1) + 's'}",
-                          f"populations{in_scale and ' in ' + scale.group(1) + 's'}")
-    if not scale and (re.search(r"\b(?:age of|aged)\s$", before) or re.match(r"\s?-?years?[- ]old\b", after)):
-        return NumberKind("age", "an age", "ages")
-    if not scale and re.match(r"\s(?:BC|BCE)\b", after):
-        return NumberKind("year", "a year BC", "years BC")
-    if not scale and (re.match(r"\s(?:AD|CE)\b", after) or re.search(r"\bAD\s$", before)):
-        return NumberKind("year", "a year", "years")
-    words = re.match(r"\s([a-z][a-z-]+)(?:\s([a-z][a-z-]+))?", rest)
-    noun = None
-    if words and _plural_noun(words.group(1)):
-        noun = words.group(1)
-    elif words and words.group(2) and words.group(1) not in NOT_MODIFIERS and _plural_noun(words.group(2)):
-        noun = f"{words.group(1)} {words.group(2)}"
-    if noun:
-        in_scale = f" in {scale.group(1)}s" if scale else ""
-        return NumberKind("count", f"a number of {noun}{in_scale}", f"numbers of {noun}{in_scale}")
-    if scale:
-        return NumberKind("scaled", f"a number in {scale.group(1)}s", f"numbers in {scale.group(1)}s")
-    if re.fullmatch(r"1\d{3}|20\d{2}", raw):
-        return NumberKind("year", "a year", "years")
-    if re.fullmatch(r"[1-9]|[12]\d|3[01]", raw) and (re.search(r"\b(?:" + "|".join(MONTHS) + r")\s$", before)
-                                                    or re.match(r"\s(?:" + "|".join(MONTHS) + r")\b", after)):
-        return NumberKind("day", "a day of a month", "days of a month")
-    return NumberKind("number", "a number", "numbers")
 
 
 def names_in(sentence: str) -> list[str]:
@@ -813,11 +633,6 @@ def names_in(sentence: str) -> list[str]:
                 if span[0][:1].isupper() and span[-1][:1].isupper() and len(" ".join(span)) >= 3:
                     out.append(" ".join(span))
     return list(dict.fromkeys(out))
-
-
-def _wild(part: str) -> str:
-    """A quoted piece of a sentence as a pattern: masked names ([...]) stand for any words."""
-    return r".+?".join(re.escape(re.sub(r"\s+", " ", p)) for p in part.split("[...]"))
 
 
 def solve(view: RiddleView, toolbox: Toolbox, on_call: Callable[[str, dict, bool, str], None] | None = None

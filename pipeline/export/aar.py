@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from pipeline import refs
+from pipeline.clues import numbered_clues
 from pipeline.model import (
     AAR_STOP_TYPE,
     COMPUTE,
@@ -318,19 +319,6 @@ def leg_to_aar(leg: Leg) -> dict:
 
 
 # ---- import ----------------------------------------------------------------------------
-_CLUE = re.compile(r"(?m)^\s*(\d+)\.\s+")
-
-
-def parse_riddle(riddle: str) -> list[tuple[int, str]]:
-    """Numbered clues ``N. text`` (separated by blank lines or single newlines)."""
-    marks = list(_CLUE.finditer(riddle or ""))
-    clues = []
-    for k, m in enumerate(marks):
-        end = marks[k + 1].start() if k + 1 < len(marks) else len(riddle)
-        clues.append((int(m.group(1)), riddle[m.end():end].strip()))
-    return clues
-
-
 def _infer_variant(d: dict) -> str:
     md = d.get("metadata") or {}
     if md.get("variant") in ("linear", "dag"):
@@ -428,7 +416,7 @@ def aar_to_leg(d: dict, *, variant: str | None = None, leg_id: str | None = None
     passcode = d.get("passcode")
     if not (isinstance(passcode, int) and 0 <= passcode <= 9):
         warnings.append(f"passcode {passcode!r} is not one digit")
-    clues = [Clue(number=n, stop=n - 1, text=t) for n, t in parse_riddle(d.get("riddle") or "")]
+    clues = [Clue(number=n, stop=n - 1, text=t) for n, t in numbered_clues(d.get("riddle") or "")]
     leg = Leg(
         leg_id=leg_id or md_in.get("leg_id") or f"aar-{variant}-{level}-{md_in.get('sample_id') or trail_id}",
         level=level, variant=variant, seed=int(md_in.get("seed") or _stable_seed(trail_id)), seed_title=d.get("seed_title") or "",

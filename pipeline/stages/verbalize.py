@@ -17,31 +17,46 @@ paraphrased riddle (``parse_riddle``'s alignment, documented in the README): an 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-
-import jinja2
 
 from pipeline import expressions
 from pipeline.agents.solver import (
     AMBIGUOUS,
-    MONTHS,
     Ambiguous,
     RiddleView,
     Solver,
     Unsolvable,
-    count_word,
     fits,
-    number_kinds,
-    ordinal,
     readings_of,
-    reduction_named,
-    search_words,
     sentences_of,
     solve,
     words_begin,
 )
-from pipeline.catalog import TEMPLATES_DIR, roadblock_templates
-from pipeline.clues import HOP_CHOICE, HOP_DESCRIBED, HOP_INFOBOX, HOP_NAMED, plural
+from pipeline.clues import (
+    CLUE_REFERENCES,
+    LEAD,
+    MONTHS,
+    by_description,
+    by_description_start,
+    by_infobox,
+    detour_clue,
+    finish_clue,
+    hop_clue_text,
+    hop_wording,
+    infobox_ask,
+    input_ref,
+    merge_clue,
+    names_ask,
+    nth_section_ref,
+    number_kinds,
+    page_clue_text,
+    position_ask,
+    roadblock_clue,
+    search_words,
+    section_ref,
+    sentence_opening_ref,
+    sentence_rank_ref,
+    subject_ask,
+)
 from pipeline.execute import countries_named, country_known, infobox_year
 from pipeline.model import (
     DETOUR,
@@ -60,21 +75,9 @@ from pipeline.snapshot.page import infobox_kind, name_pattern
 from pipeline.stages import llm_steps
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.tools.spec import TOOL_NAMES
-from pipeline.transforms import DETOURS, DetourError, apply_detour
+from pipeline.transforms import DetourError, apply_detour
 
 ACCEPT_ALIGNMENT = 0.7
-ROLE_WORD = {"place": "place", "country": "country", "date": "date", "number": "number", "company": "company",
-             "coin": "cryptocurrency"}
-
-
-@lru_cache(maxsize=2)
-def _env(templates_dir: str) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(templates_dir), undefined=jinja2.StrictUndefined,
-                              autoescape=False, keep_trailing_newline=False)
-
-
-def render(name: str, **kw) -> str:
-    return " ".join(_env(str(TEMPLATES_DIR / "clues")).get_template(name).render(**kw).split())
 
 
 # ---- leak control -----------------------------------------------------------------------------
@@ -132,10 +135,10 @@ def circumlocution_options(stop: Stop, names: list[str]) -> list[str]:
     linked = stop.transition is None or stop.transition.kind == LINK_FOLLOW
     starts = description_starts(desc) if desc and len(desc) <= 120 and linked else []
     if desc and len(desc) <= 120:
-        options.append(f'the page whose short description reads "{desc}"')
-    options += [f'the page whose short description begins with the words "{start}"' for start in starts]
+        options.append(by_description(desc))
+    options += [by_description_start(start) for start in starts]
     if kind:
-        options.append(f"a page about a subject whose infobox is of the '{kind}' kind")
+        options.append(by_infobox(kind))
     return [o for o in options if not find_leak(o, names + [stop.page_title or ""])]
 
 
@@ -172,28 +175,24 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
     Infobox facts are asked by label. A number in a sentence is named without quoting the
     sentence: where the sentence stands (the opening text or a section, then its position there,
     sentences cut as ``facts.SENTENCE_SPLIT`` cuts them) and what the number is (a year, a number
-    of employees, a measurement in square kilometres, ...; ``solver.number_kinds``), with "the
+    of employees, a measurement in square kilometres, ...; ``clues.number_kinds``), with "the
     first of the two" when the sentence gives more than one number of that kind. The plain "a
     number" wording comes second: what a number counts can itself be a search word. A sentence
     far down its block, or past a cut a reader may not count, is named by its first words first
     (``sentence_refs``)."""
     ex = stop.extraction
     if ex.source == "subject":
-        return [render("ask.j2", source="subject")]
+        return [subject_ask()]
     if ex.source == "infobox":
         item = next((f for f in page.get("infobox", []) if f["name"] == ex.field), {})
         year = stop.value_type == "number" and infobox_year(item.get("date"), item.get("number")) is not None
-        return [render("ask.j2", source="infobox", value_type=stop.value_type, label=stop.fact.label,
-                       role=stop.fact.role, rounded=False, year=year)]
+        return [infobox_ask(stop.value_type, stop.fact.label, stop.fact.role, year=year)]
     wheres = sentence_places(ex, page, names)
     if ex.name_index is not None:   # a country the sentence names: which one, of how many
         named = countries_named(ex.sentence or "", country_known) or []
         if not wheres or ex.name_index >= len(named):
             return []
-        n = len(named)
-        kind = "a country" if n == 1 else f"{count_word(n)} countries"
-        question = "which country" if n == 1 else f"which is the {ordinal(ex.name_index + 1)} of the {count_word(n)}"
-        return [render("ask.j2", source="names", where=where, sentence=sentence, kind=kind, question=question)
+        return [names_ask(where, sentence, len(named), ex.name_index + 1)
                 for where, block in wheres for sentence in sentence_refs(block, ex.sentence.strip(), names)]
     numbers = number_kinds(ex.sentence or "")
     if not wheres or not ex.sentence or ex.number_index is None or ex.number_index >= len(numbers):
@@ -210,14 +209,7 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
     for where, block in wheres:
         for sentence in sentence_refs(block, ex.sentence.strip(), names):
             for kind, same in kinds:
-                nth = same.index(ex.number_index)
-                if len(same) == 1:
-                    phrase, question = (kind.singular, kind.question) if kind else ("a number", "what number")
-                else:
-                    phrase = f"{count_word(len(same))} {kind.plural if kind else 'numbers'}"
-                    question = f"what is the {ordinal(nth + 1)} of the {count_word(len(same))}"
-                out.append(render("ask.j2", source="position", where=where, sentence=sentence, kind=phrase,
-                                  question=question))
+                out.append(position_ask(where, sentence, kind, len(same), same.index(ex.number_index) + 1))
     return out
 
 
@@ -243,7 +235,7 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
     k = sentences.index(sentence)
     if MISSED_CUT.search(sentence):
         return []   # a reader sees two sentences here: neither rank nor first words say which one is meant
-    counted = f"the {ordinal(k + 1)} sentence"
+    counted = sentence_rank_ref(k + 1)
     doubtful = any(DOUBTFUL_CUT.search(s) or MISSED_CUT.search(s) for s in sentences[:k])
     safe = k < MAX_COUNTED and not doubtful
     refs = [counted] if safe else []
@@ -256,7 +248,7 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
                 or words[n - 1].lower() in PREFIX_END_STOPWORDS):
             continue
         if sum(words_begin(s, opening) for s in sentences) == 1:
-            refs.append(f'the sentence that begins with the words "{opening}"')
+            refs.append(sentence_opening_ref(opening))
             break
     # far down, the rank is a last resort; past a cut a reader may not count ("Pearl S. Buck"), never
     return refs if safe or doubtful else refs + [counted]
@@ -267,15 +259,15 @@ def sentence_places(ex: Extraction, page: dict, names: list[str]) -> list[tuple[
     text"; 'section "History"' (a title no other section shares and that names no leg page);
     "fifth section" (its place in the page's list of sections)."""
     if ex.section in ("", None):
-        return [("opening text", page.get("lead", ""))]
+        return [(LEAD, page.get("lead", ""))]
     sections = page.get("sections", [])
     index = next((i for i, s in enumerate(sections) if s["title"] == ex.section), None)
     if index is None:
         return []
     out = []
     if sum(s["title"] == ex.section for s in sections) == 1 and not find_leak(ex.section, names):
-        out.append((f'section "{ex.section}"', sections[index]["text"]))
-    out.append((f"{ordinal(index + 1)} section", sections[index]["text"]))
+        out.append((section_ref(ex.section), sections[index]["text"]))
+    out.append((nth_section_ref(index + 1), sections[index]["text"]))
     return out
 
 
@@ -380,8 +372,8 @@ def page_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCo
             problems.append(f"{circ[:50]!r}: does not reach the page")
             continue
         for ask in asks:
-            text = render("page.j2", first=first, bridge=bridge, from_clue=from_clue, circ=circ, ask=ask,
-                          variant=variant)
+            text = page_clue_text(first=first, bridge=bridge, from_clue=from_clue, circ=circ, ask=ask,
+                                  variant=variant)
             leak = find_leak(text, names)
             if leak:
                 problems.append(f"{text[:60]!r}: names {leak!r}")
@@ -446,14 +438,13 @@ def relation_phrases(rel, from_clue: int, names: list[str], origin: dict) -> lis
     """``hop_phrases`` of a relation out of the page ``origin`` (a ``fetch_webpage`` result, or its
     lead and sections), from clue ``from_clue``: what plan checks a hop against before it offers it."""
     if rel.kind in ("infobox", "described"):
-        return [render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, label=rel.label)]
+        return [hop_wording(rel.kind, from_clue, rel.noun, label=rel.label)]
     out = []
     for where, block in sentence_places(Extraction(source="prose", section=rel.section or ""), origin, names):
         for sentence in sentence_refs(block, rel.sentence or "", names):
-            out.append(render("hop.j2", kind=rel.kind, from_clue=from_clue, noun=rel.noun, sentence=sentence,
-                              where=where, count=count_word(len(rel.candidates)), extreme=rel.extreme,
-                              measure=rel.measure, position=rel.position, nouns=plural(rel.noun),
-                              nth=ordinal(rel.position or 1)))
+            out.append(hop_wording(rel.kind, from_clue, rel.noun, sentence=sentence, where=where,
+                                   count=len(rel.candidates), extreme=rel.extreme, measure=rel.measure,
+                                   position=rel.position))
     return out
 
 
@@ -481,7 +472,7 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
             problems.append(f"{hop[:60]!r}: leads to {[p['title'] for p in reached]}")
             continue
         for ask in ask_options(stop, names, page):
-            text = render("page.j2", first=False, bridge="hop", hop=hop, ask=ask, variant=variant)
+            text = hop_clue_text(hop, ask, variant)
             if leak := find_leak(text, names):
                 problems.append(f"{text[:60]!r}: names {leak!r}")
                 continue
@@ -514,7 +505,7 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
 
 def skip_probe_words(clue: str) -> str:
     """The skip probe's query (issue 21): a clue's own words, its references to earlier clues left out."""
-    return " ".join(re.sub(r"\bclues? \d+(?:(?:, | and )\d+)*", " ", clue).split())
+    return " ".join(CLUE_REFERENCES.sub(" ", clue).split())
 
 
 def input_phrase(leg: Leg, i: int) -> str:
@@ -522,9 +513,7 @@ def input_phrase(leg: Leg, i: int) -> str:
     word = s.fact.role if s.kind == ROUTE_INFO and s.fact else "number"
     if s.kind == ROUTE_INFO and s.value_type == "number":
         word = "number"
-    # "that clue 10 asks for", not "from clue 10": clue 10 may go to a country's page and ask for another
-    # country there (a racer took the page's country for it)
-    return f"the {ROLE_WORD.get(word, 'number')} that clue {i + 1} asks for"
+    return input_ref(word, i + 1)   # "that clue 10 asks for" (clues.input_ref)
 
 
 def clue_for(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageContext) -> str:
@@ -534,92 +523,16 @@ def clue_for(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
         fields = dict(stop.roadblock.params)
         for n, i in enumerate(stop.roadblock.inputs):
             fields[f"in{n}"] = input_phrase(leg, i)
-        return render("roadblock.j2", phrase=stop.description.format(**fields))
+        return roadblock_clue(stop.description, fields)
     if stop.kind == DETOUR:
-        return render("detour.j2", phrase=DETOURS[stop.transform].phrase.format(ref=f"the result of clue {stop.source_stop + 1}"))
+        return detour_clue(stop.transform, stop.source_stop + 1)
     if stop.kind == MERGE:
         a, b = stop.depends_on
-        return render("merge.j2", kind=stop.operation, a=a + 1, b=b + 1)
-    refs = [i + 1 for i in expressions.references(stop.expression)]
-    half = max(1, len(refs) // 2)
-    return render("finish.j2", kind=stop.operation, all=refs, left=refs[:half], right=refs[half:] or refs[:half])
+        return merge_clue(stop.operation, a + 1, b + 1)
+    return finish_clue(stop.operation, [i + 1 for i in expressions.references(stop.expression)])
 
 
 # ---- round trip ---------------------------------------------------------------------------------
-CLUE_LINE = re.compile(r"^(\d+)\. (.*)$")
-REF = re.compile(r"clues? ((?:\d+(?:, | and )?)+)")
-
-
-def _numbers(text: str) -> list[int]:
-    return [int(x) for x in re.findall(r"\d+", text)]
-
-
-def _template_patterns() -> list[tuple[str, re.Pattern]]:
-    out = []
-    for name, t in sorted(roadblock_templates().items()):
-        pattern = re.escape(t["value"])
-        pattern = re.sub(r"\\\{in\d\\\}", r"the \\w+ (?:from clue|that clue) (\\d+)(?: asks for)?", pattern)
-        pattern = re.sub(r"\\\{\w+\\\}", r".+?", pattern)
-        out.append((name, re.compile("^Find " + pattern + r"\.$")))
-    return out
-
-
-def _detour_patterns() -> list[tuple[str, re.Pattern]]:
-    out = []
-    for name, d in sorted(DETOURS.items()):
-        pattern = re.escape(d.phrase).replace(re.escape("{ref}"), r"the result of clue (\d+)")
-        out.append((name, re.compile("^Work out " + pattern + r"\.$")))
-    return out
-
-
-def parse_riddle(riddle: str) -> list[dict]:
-    """Reconstruct the steps from the riddle text alone."""
-    steps = []
-    templates, detours = _template_patterns(), _detour_patterns()
-    for block in [b.strip() for b in riddle.split("\n\n") if b.strip()]:
-        m = CLUE_LINE.match(block)
-        if not m:
-            steps.append({"kind": "unparsed", "op": None, "refs": []})
-            continue
-        text = m.group(2)
-        step = {"kind": "unparsed", "op": None, "refs": []}
-        if text.startswith(("Start on", "Begin at", "Your journey starts")):
-            step = {"kind": ROUTE_INFO, "op": "seed", "refs": []}
-        elif hop := next((m for pattern in (HOP_NAMED, HOP_DESCRIBED, HOP_INFOBOX, HOP_CHOICE)
-                          if (m := pattern.match(text.split(". ")[0] + "."))), None):
-            step = {"kind": ROUTE_INFO, "op": "hop", "refs": [int(hop.group(1))]}
-        elif re.match(r"^(From|On|Leave) the page of clue (\d+)", text):
-            step = {"kind": ROUTE_INFO, "op": LINK_FOLLOW, "refs": [int(re.search(r"clue (\d+)", text).group(1))]}
-        elif text.startswith(("Search the web", "Look up, with a search", "Use a web search")):
-            step = {"kind": ROUTE_INFO, "op": "search_query", "refs": []}
-        elif text.startswith("Find "):
-            for name, pat in templates:
-                mm = pat.match(text)
-                if mm:
-                    step = {"kind": ROADBLOCK, "op": name, "refs": [int(g) for g in mm.groups()]}
-                    break
-        elif text.startswith("Work out "):
-            for name, pat in detours:
-                mm = pat.match(text)
-                if mm:
-                    step = {"kind": DETOUR, "op": name, "refs": [int(mm.group(1))]}
-                    break
-        elif text.startswith("Combine the two findings"):
-            refs = [int(x) for x in re.findall(r"clue (\d+)", text)]
-            step = {"kind": MERGE, "op": "sum" if "add the result" in text else "abs_difference", "refs": refs}
-        elif text.startswith("Finally, "):
-            step = _parse_finish(text)
-        steps.append(step)
-    return steps
-
-
-def _parse_finish(text: str) -> dict:
-    groups = [_numbers(g) for g in re.findall(r"(?:the results? of clues? )([\d, and]+)", text)]
-    kind = reduction_named(text) or "sum_mod_10"
-    refs = sorted({n for g in groups for n in g})
-    return {"kind": FINISH_LINE, "op": kind, "refs": refs, "groups": groups}
-
-
 def expected_steps(leg: Leg) -> list[dict]:
     out = []
     for s in leg.stops:

@@ -1,0 +1,79 @@
+"""The wording of hops (issue 21): how a clue names the next page through the page before it
+(``templates/clues/hop.j2``, rendered by ``hop_wording``), and the patterns that read it back
+(``HOP_NAMED``, ``HOP_DESCRIBED``, ``HOP_INFOBOX``, ``HOP_CHOICE``; ``parse_hop``). The kind words a
+hop names its page by are ``pipeline.clues.kinds``'."""
+from __future__ import annotations
+
+import re
+
+from pipeline.clues.kinds import plural
+from pipeline.clues.numbers import count_value, count_word, ordinal, ordinal_value
+from pipeline.clues.sentences import BLOCK, SENTENCE, read_place
+from pipeline.clues.templates import render
+
+MEASURES = ("area", "population", "population density")
+EXTREMES = ("largest", "smallest")
+# the calls each choice measure is looked up with (tool, figure of its answer), per country
+MEASURE_LOOKUPS = {
+    "area": (("countries_area", "area_km2"),),
+    "population": (("countries_population", "population"),),
+    "population density": (("countries_population", "population"), ("countries_area", "area_km2")),
+}
+
+
+def measure_value(measure: str, figures: list[float]) -> float:
+    """A country's measure from its looked-up figures (``MEASURE_LOOKUPS`` order): density is people per km²."""
+    return figures[0] / figures[1] if measure == "population density" else figures[0]
+
+
+def hop_wording(kind: str, from_clue: int, noun: str | None, *, label: str | None = None, sentence: str | None = None,
+                where: str | None = None, count: int | None = None, extreme: str | None = None,
+                measure: str | None = None, position: int | None = None) -> str:
+    """A hop's sentence (``templates/clues/hop.j2``): ``named`` (the ``noun`` that ``sentence`` of its
+    ``where`` names; with ``position``, the position-th of the ``count`` such things), ``described``
+    (the ``noun`` its short description names), ``infobox`` (the ``noun`` its infobox gives for
+    ``label``), ``choice`` (of the ``count`` countries the sentence names, the one with the ``extreme``
+    ``measure``)."""
+    if kind in ("infobox", "described"):
+        return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, label=label)
+    return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, sentence=sentence, where=where,
+                  count=count_word(count or 0), extreme=extreme, measure=measure, position=position,
+                  nouns=plural(noun or ""), nth=ordinal(position or 1))
+
+
+HOP_NAMED = re.compile(rf"^From the page you read for clue (\d+), go to the page of the (?:(\w+) of the (\w+) )?"
+                       rf"([a-z' -]+?) that {SENTENCE} of its {BLOCK} names\.$", re.DOTALL)
+HOP_DESCRIBED = re.compile(r"^From the page you read for clue (\d+), go to the page of the ([a-z' -]+?) that its short "
+                           r"description names\.$", re.DOTALL)
+HOP_INFOBOX = re.compile(r'^From the page you read for clue (\d+), go to the page of the ([a-z\' -]+?) that its infobox gives '
+                         r'for "(.*?)"\.$', re.DOTALL)
+HOP_CHOICE = re.compile(rf"^On the page you read for clue (\d+), {SENTENCE} of its {BLOCK} names (\w+) countries: go to the "
+                        rf"page of the one with the ({'|'.join(EXTREMES)}) ({'|'.join(sorted(MEASURES, key=len, reverse=True))}), as the country "
+                        rf"statistics give it\.$", re.DOTALL)
+HOPS = (HOP_NAMED, HOP_DESCRIBED, HOP_INFOBOX, HOP_CHOICE)
+
+
+def match_hop(text: str) -> re.Match | None:
+    """The first hop pattern that reads ``text`` (a hop's sentence), matched."""
+    return next((m for pattern in HOPS if (m := pattern.match(text))), None)
+
+
+def parse_hop(text: str) -> dict | None:
+    """A hop's sentence read back into ``hop_wording``'s fields (``sentence``/``where`` as
+    ``sentences.read_place`` gives them; a named hop with a position gives ``nouns``, its kind word in
+    the plural, for ``noun``), or None."""
+    if m := HOP_NAMED.match(text):
+        from_clue, nth, count, noun, sentence_ordinal, opening, lead, title, section_ordinal = m.groups()
+        # "the second of the three cities": the kind word is written in the plural (``kinds.singulars`` undoes it)
+        return {"kind": "named", "from_clue": int(from_clue), "noun" if not nth else "nouns": noun,
+                "position": ordinal_value(nth) if nth else None, "count": count_value(count) if count else None,
+                **read_place(lead, title, section_ordinal, sentence_ordinal, opening)}
+    if m := HOP_DESCRIBED.match(text):
+        return {"kind": "described", "from_clue": int(m.group(1)), "noun": m.group(2)}
+    if m := HOP_INFOBOX.match(text):
+        return {"kind": "infobox", "from_clue": int(m.group(1)), "noun": m.group(2), "label": m.group(3)}
+    if m := HOP_CHOICE.match(text):
+        from_clue, sentence_ordinal, opening, lead, title, section_ordinal, count, extreme, measure = m.groups()
+        return {"kind": "choice", "from_clue": int(from_clue), "count": count_value(count), "extreme": extreme,
+                "measure": measure, **read_place(lead, title, section_ordinal, sentence_ordinal, opening)}
+    return None

@@ -1,0 +1,166 @@
+"""The number and unit vocabulary of clues: ordinals and counts ("the third sentence", "two
+countries"), what a number in a sentence is in a clue's words ("a year", "a measurement in square
+kilometres", ``number_kinds``), the numbers a careful reader may count (``doubtful_numbers``), and
+the pattern of a number in text (``NUMBER_RE``, shared with ``execute.numbers_in`` so positions agree).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# a number as a sentence writes it ("1,234", "-3.5", "1990"); execute.numbers_in lists them in this order
+NUMBER_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])-?\d+(?:\.\d+)?(?![\w])")
+
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+            "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
+            "twentieth")
+COUNTS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+SCALES = ("thousand", "million", "billion", "trillion")
+CURRENCIES = {"US$": "US dollars", "C$": "Canadian dollars", "A$": "Australian dollars", "$": "dollars", "£": "pounds",
+              "€": "euros", "¥": "yen", "₹": "rupees"}
+# unit words after a number, longest first, with the name a clue gives them
+UNITS = (
+    (r"square kilomet(?:re|er)s|sq\.? ?km|km2|km²", "square kilometres"),
+    (r"square miles|sq\.? ?mi", "square miles"),
+    (r"square met(?:re|er)s|m2|m²", "square metres"),
+    (r"km/h|kilomet(?:re|er)s per hour", "kilometres per hour"),
+    (r"mph|miles per hour", "miles per hour"),
+    (r"kilomet(?:re|er)s|km", "kilometres"),
+    (r"centimet(?:re|er)s|cm", "centimetres"),
+    (r"millimet(?:re|er)s|mm", "millimetres"),
+    (r"met(?:re|er)s|m", "metres"),
+    (r"miles|mi", "miles"),
+    (r"feet|ft", "feet"),
+    (r"inches", "inches"),
+    (r"kilograms|kg", "kilograms"),
+    (r"tonnes|tons", "tonnes"),
+    (r"hectares|ha", "hectares"),
+    (r"acres", "acres"),
+    (r"°C|°F|degrees", "degrees"),
+    (r"megawatts|MW", "megawatts"),
+    (r"lit(?:re|er)s", "litres"),
+)
+UNIT = re.compile(r"\s?(?:" + "|".join(f"(?P<u{i}>{p})" for i, (p, _) in enumerate(UNITS)) + r")(?![\w²])")
+IRREGULAR_PLURALS = {"people", "children", "men", "women", "staff", "personnel", "cattle", "sheep", "fish", "deer",
+                     "police", "aircraft", "crew", "troops", "alumni", "faculty", "media", "data"}
+NOT_NOUNS = {"was", "has", "is", "its", "this", "thus", "as", "always", "perhaps", "across", "towards", "besides", "less",
+             "unless", "whereas", "plus", "minus", "versus", "does", "goes", "his", "hers", "ours", "yours", "theirs"}
+NOT_MODIFIERS = {"and", "or", "of", "in", "to", "the", "a", "an", "at", "by", "for", "from", "on", "with", "than", "that",
+                 "which", "who", "more", "less", "other", "such", "were", "are", "had", "have", "has", "was", "is",
+                 "per", "into", "over", "under", "after", "before", "since", "during", "between", "about"}
+
+
+def ordinal(n: int) -> str:
+    if 1 <= n <= len(ORDINALS):
+        return ORDINALS[n - 1]
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def ordinal_value(word: str) -> int | None:
+    if word in ORDINALS:
+        return ORDINALS.index(word) + 1
+    m = re.fullmatch(r"(\d+)(?:st|nd|rd|th)", word)
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+
+
+def count_word(n: int) -> str:
+    return COUNTS[n - 1] if 1 <= n <= len(COUNTS) else str(n)
+
+
+def count_value(word: str) -> int | None:
+    if word in COUNTS:
+        return COUNTS.index(word) + 1
+    return int(word) if word.isdigit() else None
+
+
+# ---- what a number in a sentence is -------------------------------------------------------------
+@dataclass(frozen=True)
+class NumberKind:
+    """What a number in a sentence is, in a clue's words: ``singular`` ("a year", "a number of
+    employees", "a measurement in square kilometres") and ``plural`` ("years", ...)."""
+    cls: str            # year | day | age | percentage | population | money | measurement | count | scaled | number
+    singular: str
+    plural: str
+
+    @property
+    def question(self) -> str:
+        scaled = re.search(r"\bin (thousands|millions|billions|trillions)$", self.singular)
+        if scaled and self.cls in ("count", "population", "scaled"):
+            return f"how many {scaled.group(1)}"
+        return {"year": "which year", "day": "which day", "percentage": "what percentage", "age": "what age",
+                "count": "how many", "population": "how many people"}.get(self.cls, "what number")
+
+
+def _plural_noun(word: str) -> bool:
+    return word in IRREGULAR_PLURALS or (len(word) >= 4 and word.endswith("s") and word not in NOT_NOUNS
+                                         and not word.endswith(("ss", "us", "is", "ous")))
+
+
+def number_kinds(sentence: str) -> list[tuple[str, NumberKind]]:
+    """Every number of a sentence (in the order ``execute.numbers_in`` lists them) with what it is."""
+    return [(m.group(0), kind_of_number(sentence, m.start(), m.end())) for m in NUMBER_RE.finditer(sentence)]
+
+
+def kind_of_number(sentence: str, start: int, end: int) -> NumberKind:
+    """What the number at ``sentence[start:end]`` is, read from the words around it."""
+    raw, before, after = sentence[start:end], sentence[:start], sentence[end:]
+    if re.match(r"\s?(?:%|percent\b|per cent\b)", after):
+        return NumberKind("percentage", "a percentage", "percentages")
+    scale = re.match(r"\s(" + "|".join(SCALES) + r")\b", after)
+    rest = after[scale.end():] if scale else after
+    in_scale = f"{scale.group(1)}s of " if scale else ""
+    currency = re.search(r"(US\$|C\$|A\$|\$|£|€|¥|₹)\s?$", before)
+    if currency:
+        name = CURRENCIES[currency.group(1)]
+        return NumberKind("money", f"an amount in {in_scale}{name}", f"amounts in {in_scale}{name}")
+    unit = UNIT.match(rest)
+    if unit:
+        name = next(UNITS[int(k[1:])][1] for k, v in unit.groupdict().items() if v is not None)
+        return NumberKind("measurement", f"a measurement in {in_scale}{name}", f"measurements in {in_scale}{name}")
+    if re.search(r"\bpopulation (?:of|was|is|at)\s(?:(?:about|around|approximately|nearly|over|some|roughly|almost)\s)?$",
+                 before):
+        return NumberKind("population", f"a population{in_scale and ' in ' + scale.group(1) + 's'}",
+                          f"populations{in_scale and ' in ' + scale.group(1) + 's'}")
+    if not scale and (re.search(r"\b(?:age of|aged)\s$", before) or re.match(r"\s?-?years?[- ]old\b", after)):
+        return NumberKind("age", "an age", "ages")
+    if not scale and re.match(r"\s(?:BC|BCE)\b", after):
+        return NumberKind("year", "a year BC", "years BC")
+    if not scale and (re.match(r"\s(?:AD|CE)\b", after) or re.search(r"\bAD\s$", before)):
+        return NumberKind("year", "a year", "years")
+    words = re.match(r"\s([a-z][a-z-]+)(?:\s([a-z][a-z-]+))?", rest)
+    noun = None
+    if words and _plural_noun(words.group(1)):
+        noun = words.group(1)
+    elif words and words.group(2) and words.group(1) not in NOT_MODIFIERS and _plural_noun(words.group(2)):
+        noun = f"{words.group(1)} {words.group(2)}"
+    if noun:
+        in_scale = f" in {scale.group(1)}s" if scale else ""
+        return NumberKind("count", f"a number of {noun}{in_scale}", f"numbers of {noun}{in_scale}")
+    if scale:
+        return NumberKind("scaled", f"a number in {scale.group(1)}s", f"numbers in {scale.group(1)}s")
+    if re.fullmatch(r"1\d{3}|20\d{2}", raw):
+        return NumberKind("year", "a year", "years")
+    if re.fullmatch(r"[1-9]|[12]\d|3[01]", raw) and (re.search(r"\b(?:" + "|".join(MONTHS) + r")\s$", before)
+                                                    or re.match(r"\s(?:" + "|".join(MONTHS) + r")\b", after)):
+        return NumberKind("day", "a day of a month", "days of a month")
+    return NumberKind("number", "a number", "numbers")
+
+
+# ---- numbers a careful reader may count ------------------------------------------------------------------
+_NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions", "dozen", "dozens", "half"]
+_MONTHS = "|".join(MONTHS)
+DOUBTFUL_NUMBER = re.compile(r"(?<![\d.,]\s)(?<![\d.,])\b(?:" + "|".join(_NUMBER_WORDS) + r")\b"
+                             r"|\b\d+(?:st|nd|rd|th|s)\b|[½¼¾⅓⅔]"
+                             # a full date: its day and year are one date to some readers, two numbers to others
+                             rf"|\b\d{{1,2}} (?:{_MONTHS}) \d{{3,4}}\b|\b(?:{_MONTHS}) \d{{1,2}}, \d{{3,4}}\b")
+
+
+def doubtful_numbers(sentence: str) -> list[str]:
+    """What a careful reader may count as a number of a sentence besides its numerals (issue 21: "one of
+    the five pillars ... lasts 29 to 30 days" gives four numbers to some readers, two to others):
+    numbers written as words, ordinals and decades written with digits ("19th", "1990s"), fractions, full
+    dates ("1 November 1956": one date or two numbers).
+    A clue never counts the numbers of such a sentence."""
+    return [m.group(0) for m in DOUBTFUL_NUMBER.finditer(sentence)]
