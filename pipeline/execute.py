@@ -139,7 +139,7 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
     sentence = re.sub(r"(?<=\w)['’]s\b", "", sentence)   # "China's border": China is named
     out: list[str] = []
     for m in NAME_RUN.finditer(sentence):
-        if _FEATURE_AFTER.match(sentence, m.end()):
+        if _FEATURE_AFTER.match(sentence, m.end()) and _holds_country(m.group(0), is_country):
             return None   # "the N'mai and Mali rivers": a river's name, yet a reader may see the country
         words = m.group(0).split()
         while words and words[0] in NOT_NAMES:
@@ -170,6 +170,14 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
 # a lowercase kind of place right after a name makes the name a feature's, not a country's ("Mali rivers")
 _FEATURE_AFTER = re.compile(r"\s+(?:rivers?|basins?|deserts?|mountains?|valleys?|deltas?|lakes?|seas?|gulfs?|plains?|"
                             r"plateaus?|highlands?|islands?|regions?)\b")
+
+
+def _holds_country(run: str, is_country: Callable[[str], bool]) -> bool:
+    """Does a run of names hold a country, whole or as a run of its words ("N'mai and Mali")? One that
+    holds none ("the Hauts-de-France region", "the Pas-de-Calais department") is a feature's name only."""
+    words = [w for w in run.split() if w not in NOT_NAMES]
+    return any(words[i][:1].isupper() and is_country(" ".join(words[i:j]))
+               for i in range(len(words)) for j in range(i + 1, len(words) + 1))
 
 
 def _and_parts(run: str, is_country: Callable[[str], bool]) -> list[list[str]]:

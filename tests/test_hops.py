@@ -27,6 +27,7 @@ from pipeline.clues import (
 )
 from pipeline.config import load_settings
 from pipeline.execute import countries_named, country_known
+from pipeline.snapshot.page import Page
 from pipeline.stages.base import StageContext
 from pipeline.stages.hops import choice_hops, hops_from, named_hops, titles_named
 from pipeline.stages.verbalize import skip_probe_words
@@ -74,6 +75,8 @@ def test_the_skip_probe_leaves_out_clue_references():
     ("Central religious text of Islam", "religious text"),
     ("River in West Africa", "river"),
     ("Capital and largest city of Yemen", "city"),
+    ("Capital and most populous city of Mexico", "city"),   # a superlative's adjective is no kind word
+    ("Most populous city in Canada", "city"),
     ("A subregion of Asia", "subregion"),
     ("Political and economic union of 27 states", "union"),
     ("Founding of the United States", None),     # an act, not a thing to go to
@@ -116,6 +119,11 @@ def test_a_word_of_the_same_class_is_a_second_reading():
     ("It borders Serbia to the east, Bosnia and Herzegovina and Montenegro to the southeast.",
      ["Serbia", "Bosnia and Herzegovina", "Montenegro"]),
     ("The Irrawaddy is formed by the confluence of the N'mai and Mali rivers.", None),   # a river, R21
+    ("It flows through the Niger basin and Chad.", None),          # the Niger is a river there, or the country
+    # a name before "region" that holds no country is a region's name only (Canton of Étaples, imported)
+    ("The canton of Étaples is a canton situated in the Pas-de-Calais département and in the Hauts-de-France "
+     "region of France.", ["France"]),
+    ("It lies in the Amazon basin of Brazil and Peru.", ["Brazil", "Peru"]),
 ])
 def test_countries_a_sentence_names(sentence, countries):
     assert countries_named(sentence, country_known) == countries
@@ -185,3 +193,19 @@ def test_some_pages_offer_every_kind_of_hop(ctx):
     kinds = {h.relation.kind for t in _pages_with_hops(ctx) for h in hops_from(t, ctx)}
     ordinal = any(h.relation.position for t in _pages_with_hops(ctx) for h in hops_from(t, ctx))
     assert {"named", "choice"} <= kinds and ordinal
+
+
+@pytest.mark.parametrize("lead, hops", [
+    # England is no country of the country data, yet where it is the one country-like name of its sentence
+    # a reader takes it for "the country" the sentence names (The Atlas (newspaper), imported)
+    ("The Atlas was a newspaper published in England from 1826 to 1869.", [("England", "country")]),
+    ("The Atlas was a newspaper published in England, and in Scotland, from 1826.", []),    # two of them
+    ("The Atlas was a newspaper published in England, and in the United Kingdom, from 1826.", []),   # a country
+    ("The Atlas was a newspaper published in England and France from 1826 to 1869.", []),
+    ("The Atlas was a newspaper published in England, then in Latin America, from 1826.", []),   # a region
+    ("The Atlas was a newspaper published in England, and later again in England, from 1826.", []),
+])
+def test_a_lone_country_like_name_is_the_country_its_sentence_names(ctx, lead, hops):
+    page = Page(title="The Atlas (newspaper)", url="https://en.wikipedia.org/wiki/The_Atlas_(newspaper)", lead=lead)
+    found = [(h.target, h.relation.noun) for h in named_hops(page, ctx) if h.relation.noun == "country"]
+    assert found == hops

@@ -36,7 +36,7 @@ from pipeline.clues import (
     plural,
     singulars,
 )
-from pipeline.execute import NOT_NAMES, countries_named, country_known, get_path
+from pipeline.execute import NOT_NAMES, countries_named, country_known, country_like, get_path
 from pipeline.model import Relation
 from pipeline.stages.base import StageContext
 from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose
@@ -205,7 +205,20 @@ def _country_doubt(sentence: str, title: str, kind: str) -> bool:
     if not could_be(kind, "country"):
         return False
     named = countries_named(sentence, country_known)
+    if named is None and not country_known(title) and _lone_country_like(sentence, title):
+        return False   # "a newspaper published in England": the target is the one country-like name there
     return named is None or (not named and country_known(title))
+
+
+def _lone_country_like(sentence: str, title: str) -> bool:
+    """Is the target, a country the country data does not hold ("England", "Scotland"), the one name in
+    the sentence a reader may take for a country? Named once, as a whole name, with nothing else there
+    that is (or may be taken for) a country: the sentence without it names no country."""
+    mentions = [m for m in re.finditer(rf"(?<![\w'’-]){re.escape(title)}(?![\w'’-])", sentence)]
+    if len(mentions) != 1 or title not in country_like(sentence):
+        return False
+    rest = sentence[:mentions[0].start()] + " " + sentence[mentions[0].end():]
+    return countries_named(rest, country_known) == [] and not country_like(rest)
 
 
 def out_titles(hops: list[Hop]) -> set[str]:

@@ -101,9 +101,13 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
                    for t in route for f in usable_facts(t, ctx, modes if t == leg.seed_title else hop_modes(modes)))
     found = walk(leg, ctx, rng, p - 1, min(n_choices, p - 1), modes, offers_entity)
     if found is None:
+        # say which is missing: the chain itself (pages that each offer a fact, one hop to the next), or
+        # on every chain there is, the entity the leg's roadblocks need (a second walk, on failure only)
+        chained = walk(leg, ctx, rng_for(leg, "plan-why"), p - 1, min(n_choices, p - 1), modes) is not None
         raise Rejected(f"plan: no chain of {p - 1} hops ({n_choices} of them choices) from {leg.seed_title!r} "
-                       "through pages offering " + ("a place or a country to fork" if leg.variant == "dag" else
-                                                    "an entity a roadblock can take"))
+                       + ("through pages offering " + ("a place or a country to fork" if leg.variant == "dag" else
+                                                       "an entity a roadblock can take") if chained else
+                          "through pages that each offer a fact"))
     route, relations = found
     seed_page = ctx.page(leg.seed_title)
     leg.theme = (f"A chain of {p - 1} hop{'s' if p > 2 else ''} from {seed_page.title} "
