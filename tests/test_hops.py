@@ -121,8 +121,8 @@ def test_a_word_of_the_same_class_is_a_second_reading():
     ("The Irrawaddy is formed by the confluence of the N'mai and Mali rivers.", None),   # a river, R21
     ("It flows through the Niger basin and Chad.", None),          # the Niger is a river there, or the country
     # a name before "region" that holds no country is a region's name only (Canton of Étaples, imported)
-    ("The canton of Étaples is a canton situated in the Pas-de-Calais département and in the Hauts-de-France "
-     "region of France.", ["France"]),
+    (("The canton of Étaples is a canton situated in the Pas-de-Calais département and in the Hauts-de-France "
+      "region of France."), ["France"]),
     ("It lies in the Amazon basin of Brazil and Peru.", ["Brazil", "Peru"]),
 ])
 def test_countries_a_sentence_names(sentence, countries):
