@@ -32,7 +32,8 @@ from pipeline.snapshot.page import subject_name, title_to_url
 from pipeline.tools.errors import ToolArgumentError, ToolError
 from pipeline.tools.registry import Toolbox
 from pipeline.transforms import apply_detour
-from pipeline.world.countries import country_table
+from pipeline.world.countries import EXTRA_ALIASES, country_table
+from pipeline.world.geo import normalise_name
 
 
 class StopFailed(Exception):
@@ -150,6 +151,8 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
         for part in parts:
             if not part:
                 continue
+            if _other_name(" ".join(part)):
+                return None   # "his final novel, Island": Iceland's own name for itself, to the country data
             if is_country(" ".join(part)):
                 out.append(" ".join(part))
                 continue
@@ -206,8 +209,28 @@ def _dependent(name: str) -> bool:
 
 
 def country_known(name: str) -> bool:
-    """Is ``name`` a country of the offline country data (by name, never by an ISO code)?"""
-    return country_table().lookup(name, allow_codes=False) is not None
+    """Is ``name`` a country of the offline country data, by a name an English text calls it (never by
+    an ISO code, nor by a name in another language: "Island" in "his final novel, Island" is no Iceland,
+    though the country data lists Iceland's own name for itself)?"""
+    found = country_table().lookup(name, allow_codes=False)
+    return found is not None and english_name(name, found.name, found.iso2)
+
+
+def _other_name(name: str) -> bool:
+    """A name the country data holds for a country that is not its English name ("Island", "Micronesia"
+    beside "Federated States of Micronesia"): a reader may or may not take it for the country."""
+    found = country_table().lookup(name, allow_codes=False)
+    return found is not None and not english_name(name, found.name, found.iso2)
+
+
+def english_name(name: str, official: str, iso2: str) -> bool:
+    """Is ``name`` the country's English name: its name, a longer form holding it ("Republic of
+    Iceland", "Russian Federation"), or an English alias the project lists (``EXTRA_ALIASES``: "UK",
+    "Czechia", "Burma")?"""
+    key, official_key = normalise_name(name), normalise_name(official)
+    if official_key in key:
+        return True
+    return key in {normalise_name(a) for a in EXTRA_ALIASES.get(iso2, ())}
 
 
 def infobox_year(date: str | None, number: float | None) -> int | None:

@@ -36,15 +36,21 @@ from pipeline.clues import (
     plural,
     singulars,
 )
-from pipeline.execute import NOT_NAMES, countries_named, country_known, country_like, get_path
+from pipeline.execute import NAME_RUN, NOT_NAMES, countries_named, country_known, country_like, get_path
 from pipeline.model import Relation
 from pipeline.stages.base import StageContext
 from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose
 from pipeline.stages.verbalize import probe_finds, relation_phrases, skip_probe_words
 from pipeline.tools.errors import TRANSIENT_FAILURES
+from pipeline.world.gazetteer import gazetteer
 
 MAX_CHOICES = 5         # a sentence naming more countries than this is a list, not a choice
 MIN_GAP = 0.05          # a choice's figures differ by at least this share, so data drift cannot swap them
+UNPAGED_CITY = 10_000   # a name with no page that GeoNames knows as a city this large is a city to a reader
+# a lowercase word after a name that makes the mention an area's or a feature's ("the Seoul metropolitan
+# area"): a reader asked for the cities a sentence names may leave that one out
+_AREA_AFTER = re.compile(r"\s+(?:metropolitan|metro|urban|area|region|basin|river|valley|province|district|county|"
+                         r"department|governorate|prefecture|municipality|agglomeration)\b")
 
 
 _WORD = re.compile(r"[\w'’.-]+")
@@ -175,18 +181,25 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
         for sentence in sentences(block):
             if not _readable(sentence) or (section and not is_prose(sentence)):
                 continue   # (in a section, a list's line or a citation is no sentence to point at)
-            pages = {t: p for t in sentence_names(sentence, ctx) if t != page.title and (p := ctx.page(t)) is not None}
+            named = sentence_names(sentence, ctx)
+            pages = {t: p for t in named if t != page.title and (p := ctx.page(t)) is not None}
             for title, target in pages.items():
                 kind = kind_of(target.description)
                 if kind is None or title in out_titles(out) or _unpaged_namesake(sentence, title, kind):
                     continue
+                if page.title in named and could_be(kind, page.description, page.infobox_type):
+                    continue   # "India, Sri Lanka and the Maldives" on India's page: two countries, or three?
                 if _country_doubt(sentence, title, kind):
                     continue
                 alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
+                if _unpaged_alike(sentence, kind, pages, page.title, ctx) or any(
+                        re.search(rf"(?<![\w'’-]){re.escape(t)}{_AREA_AFTER.pattern}", sentence) for t in alike):
+                    continue
                 if alike == [title]:
                     hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence))
                     readings = solver_readings(sentence, [kind], page.title, ctx)
-                elif 2 <= len(alike) <= 4 and all(kind_of(pages[t].description) == kind for t in alike):
+                elif (2 <= len(alike) <= 4 and all(kind_of(pages[t].description) == kind for t in alike)
+                      and not _unpaged_names(sentence, set(pages) | {page.title}, ctx)):
                     hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence,
                                               candidates=alike, position=alike.index(title) + 1))
                     readings = solver_readings(sentence, singulars(plural(kind)), page.title, ctx)
@@ -195,6 +208,39 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if readings == alike:
                     out.append(hop)
     return out
+
+
+def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[str]:
+    """The whole names of a sentence that have no page (``execute.NAME_RUN`` runs, a leading "The" or
+    "In" left out): "the second of the three cities" counts only what pages say, so a name whose kind
+    no page tells (Santa Marta in a list of Colombian cities and districts) leaves the count in doubt."""
+    out = []
+    for m in NAME_RUN.finditer(re.sub(r"(?<=\w)['’]s\b", "", sentence)):
+        words = [w.strip(",.;:") for w in m.group(0).split()]
+        while words and words[0] in NOT_NAMES | {"The"}:
+            words = words[1:]
+        name = " ".join(words)
+        if (name and m.start() > 0 and name not in paged and not any(name in t or t in name for t in paged)
+                and ctx.store.resolve(name) is None):
+            out.append(name)
+    return out
+
+
+def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: StageContext) -> bool:
+    """Does the sentence name, without a page in the snapshot, a thing a reader takes for one of the
+    kind? For kinds of the city class: a name GeoNames knows as a city of ``UNPAGED_CITY`` people or
+    more ("Pavia and Rome", "Busan, Daegu, and Incheon"): the reader counts it whether or not the
+    snapshot holds its page, so "the city the sentence names" would have two answers."""
+    if not could_be(kind, "city"):
+        return False
+    gaz = gazetteer(ctx.settings.world_dir)
+    paged = set(pages) | {origin}
+    for name in names_in(sentence):
+        if name in paged or any(name in t or t in name for t in paged) or ctx.store.resolve(name) is not None:
+            continue
+        if gaz.city_population(name) >= UNPAGED_CITY:
+            return True
+    return False
 
 
 def _country_doubt(sentence: str, title: str, kind: str) -> bool:

@@ -244,6 +244,12 @@ class Gazetteer:
             return True
         return any(v and qualifier == normalise_name(v) for v in (self.state[i], self.county[i]))
 
+    def city_population(self, name: str) -> int:
+        """The population of the largest GeoNames city called ``name`` (0 where none is): how likely a
+        reader is to take the name for a city."""
+        rows = self._by_name.get(normalise_name(name))
+        return self.population[rows[0]] if rows else 0
+
     def find_city(self, name: str, qualifiers: list[str]) -> int | None:
         candidates = self._by_name.get(name)
         if not candidates and name.startswith("st "):

@@ -146,17 +146,26 @@ def _poi_values(poi: osm.Poi, center: tuple[float, float] | None = None) -> dict
     return values
 
 
+SIMULATED_PLACES_KM = 20.0   # invented places lie within this distance of the point searched
+
+
 def _simulated_places(query: str, lat: float, lng: float, radius_m: float, near_city: str) -> list[dict]:
-    rng = rng_for("maps_search_places", normalise_name(query), round(lat, 4), round(lng, 4), radius_m)
+    """Invented places of the query's kind around a point, the same set whatever the radius (a search
+    returns those within it): "the first hotel found near X" is one hotel for any radius that reaches
+    it (a blind racer searched without the radius the golden trace gave, and met other hotels).
+    Denser near the point (distance = SIMULATED_PLACES_KM * u**2), so a short radius finds a few."""
+    rng = rng_for("maps_search_places", normalise_name(query), round(lat, 4), round(lng, 4))
     label = " ".join(w.capitalize() for w in normalise_name(query).split()) or "Place"
+    category = normalise_name(query).replace(" ", "_") or "place"
     places = []
-    for k in range(rng.randint(0, 5)):
-        r = radius_m * math.sqrt(rng.random())
+    for k in range(rng.randint(8, 20)):
+        r = SIMULATED_PLACES_KM * 1000 * rng.random() ** 2
         theta = rng.random() * 2 * math.pi
         plat = round(lat + r * math.cos(theta) / 111320, 6)
         plng = round(lng + r * math.sin(theta) / (111320 * max(math.cos(math.radians(lat)), 1e-6)), 6)
+        if r > radius_m:
+            continue
         name = f"{near_city} {label} {k + 1}"
-        category = normalise_name(query).replace(" ", "_") or "place"
         place_id = f"sim:{plat}:{plng}:{quote(category, safe='')}:{quote(name, safe='')}"
         places.append({"place_id": place_id, "name": name, "category": category, "lat": plat, "lng": plng,
                        "distance_m": round(r, 1)})
