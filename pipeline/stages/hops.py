@@ -46,7 +46,7 @@ from pipeline.world.gazetteer import gazetteer
 
 MAX_CHOICES = 5         # a sentence naming more countries than this is a list, not a choice
 MIN_GAP = 0.05          # a choice's figures differ by at least this share, so data drift cannot swap them
-UNPAGED_CITY = 10_000   # a name with no page that GeoNames knows as a city this large is a city to a reader
+UNPAGED_CITY = 50_000   # a name with no page that GeoNames knows as a city this large is a city to a reader
 # a lowercase word after a name that makes the mention an area's or a feature's ("the Seoul metropolitan
 # area"): a reader asked for the cities a sentence names may leave that one out
 _AREA_AFTER = re.compile(r"\s+(?:metropolitan|metro|urban|area|region|basin|river|valley|province|district|county|"
@@ -228,19 +228,15 @@ def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[st
 
 def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: StageContext) -> bool:
     """Does the sentence name, without a page in the snapshot, a thing a reader takes for one of the
-    kind? For kinds of the city class: a name GeoNames knows as a city of ``UNPAGED_CITY`` people or
-    more ("Pavia and Rome", "Busan, Daegu, and Incheon"): the reader counts it whether or not the
-    snapshot holds its page, so "the city the sentence names" would have two answers."""
+    kind? For kinds of the city class: a whole name (``_unpaged_names``) that GeoNames knows as a city
+    of ``UNPAGED_CITY`` people or more ("Pavia and Rome", "Busan, Daegu, and Incheon"): a reader counts
+    it whether or not the snapshot holds its page, so "the city the sentence names" would have two
+    answers. Whole names only: "Judge Davis" is no Davis, California."""
     if not could_be(kind, "city"):
         return False
     gaz = gazetteer(ctx.settings.world_dir)
-    paged = set(pages) | {origin}
-    for name in names_in(sentence):
-        if name in paged or any(name in t or t in name for t in paged) or ctx.store.resolve(name) is not None:
-            continue
-        if gaz.city_population(name) >= UNPAGED_CITY:
-            return True
-    return False
+    return any(gaz.city_population(name) >= UNPAGED_CITY
+               for name in _unpaged_names(sentence, set(pages) | {origin}, ctx))
 
 
 def _country_doubt(sentence: str, title: str, kind: str) -> bool:
