@@ -19,6 +19,15 @@ from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO
 CLUE_LINE = re.compile(r"^(\d+)\. (.*)$", re.DOTALL)   # "3. Work out ..."
 # a reference to earlier clues ("clue 3", "clues 2, 4 and 5")
 CLUE_REFERENCES = re.compile(r"\bclues? \d+(?:(?:, | and )\d+)*")
+# clue references as a paraphrase may write them ("clues 3,5" too): what a paraphrase must keep
+_LOOSE_REFERENCES = re.compile(r"clues? ((?:\d+(?:, | and |,)?)+)")
+
+
+def clue_refs(text: str) -> set[int]:
+    """The clue numbers a text refers to, read loosely (an LLM's paraphrase may write "clues 3,5")."""
+    return {int(n) for group in _LOOSE_REFERENCES.findall(text) for n in re.findall(r"\d+", group)}
+
+
 # the start of a numbered clue in a riddle written elsewhere (AAR): clues may be separated by single newlines
 _LOOSE_CLUE = re.compile(r"(?m)^\s*(\d+)\.\s+")
 

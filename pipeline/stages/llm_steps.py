@@ -6,7 +6,6 @@ answer that breaks a rule rejects the leg with the reason.
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 import jinja2
@@ -52,13 +51,6 @@ def plan_route(llm, seed: str, n: int, chains: list[list[str]], describe) -> tup
     if route not in chains:
         raise Rejected(f"plan: LLM route {route[:n + 2]!r} is not one of the {len(chains)} chains it was offered")
     return theme, route
-
-
-CLUE_REF = re.compile(r"clues? ((?:\d+(?:, | and |,)?)+)")
-
-
-def clue_refs(text: str) -> set[int]:
-    return {int(n) for group in CLUE_REF.findall(text) for n in re.findall(r"\d+", group)}
 
 
 def paraphrase(llm, number: int, clue: str, forbidden: list[str]) -> str:

@@ -38,6 +38,7 @@ from pipeline.clues import (
     by_description,
     by_description_start,
     by_infobox,
+    clue_refs,
     detour_clue,
     finish_clue,
     hop_clue_text,
@@ -591,7 +592,7 @@ def implied_passcode(parsed: list[dict], leg: Leg) -> int | None:
 def _paraphrased(llm, leg: Leg, clue: Clue, names: list[str]) -> Clue:
     """The LLM's wording when it keeps the clue's references and leaks nothing; else the template's."""
     text = llm_steps.paraphrase(llm, clue.number, clue.text, names)
-    ok = (llm_steps.clue_refs(text) == llm_steps.clue_refs(clue.text) and not find_leak(text, names)
+    ok = (clue_refs(text) == clue_refs(clue.text) and not find_leak(text, names)
           and not any(t in text for t in TOOL_NAMES))
     if not ok:
         leg.metadata.setdefault("paraphrase_fallbacks", []).append(clue.number)
