@@ -109,6 +109,9 @@ COUNTRY_LIKE = frozenset((
 DEPENDENT_TERRITORIES = frozenset(["AS", "AI", "AQ", "AW", "AX", "BL", "BM", "BQ", "BV", "CC", "CK", "CW", "CX", "EH", "FK", "FO", "GF", "GG", "GI", "GL", "GP", "GS", "GU", "HK", "HM", "IM", "IO", "JE", "KY", "MF", "MO", "MP", "MQ", "MS", "NC", "NF", "NU", "PF", "PM", "PN", "PR", "PS", "RE", "SH", "SJ", "SX", "TC", "TF", "TK", "TW", "UM", "VG", "VI", "WF", "XK", "YT"])
 # a demonym joined to a name by a dash ("Swiss–Liechtenstein", "Franco-Prussian"): a country a reader may count
 DEMONYM_COMPOUND = re.compile(r"\b[A-Z][a-z]+(?:ish|ese|ian|an|ic|i|ss|ch|o)[–—-][A-Z]|[A-Z][a-z]+[–—-][A-Z][a-z]+(?:ish|ese|ian|an|ic|i|ss|ch)\b")
+# a sentence about languages or peoples: a country's name there may be a language's ("Tonga") or a
+# people's, and a reader asked for the country it names may find none (blind race 4, R18)
+LANGUAGE_TALK = re.compile(r"\b(?:languages?|spoken|dialects?|tongues?|ethnic groups?)\b", re.IGNORECASE)
 POLITY_WORDS = frozenset(("Kingdom", "Empire", "Republic", "Union", "Confederation", "Federation", "Dynasty",
                           "Caliphate", "Sultanate", "Khanate", "Principality", "Duchy", "Colony", "Protectorate"))
 
@@ -137,6 +140,8 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
     cannot ask for its countries."""
     if DEMONYM_COMPOUND.search(sentence):
         return None   # "the Swiss–Liechtenstein border": Switzerland is named too, to some readers
+    if LANGUAGE_TALK.search(sentence):
+        return None   # "Bemba, Tonga and Chichewa are the commonly spoken street languages": Tonga the language
     sentence = re.sub(r"(?<=\w)['’]s\b", "", sentence)   # "China's border": China is named
     out: list[str] = []
     for m in NAME_RUN.finditer(sentence):

@@ -241,3 +241,13 @@ def test_english_names_of_countries_still_count():
         assert country_known(name), name
     for name in ("Island", "Deutschland", "Nederland"):
         assert not country_known(name), name
+
+
+def test_a_sentence_about_languages_names_no_country():
+    """Blind race 4, R18: "Bemba, Tonga and Chichewa are the commonly spoken street languages" was read
+    as naming Tonga, the country."""
+    sentence = ("English is the official language of the city administration, while Bemba, Tonga and Chichewa "
+                "are the commonly spoken street languages.")
+    assert countries_named(sentence, country_known) is None
+    assert countries_named("It is bordered by Belgium to the west and Germany to the east.", country_known) == [
+        "Belgium", "Germany"]
