@@ -46,3 +46,18 @@ def test_page_profiles_loaded_equal_those_computed(tmp_path):
     computed = _profiles(_context(tmp_path))
     loaded = _profiles(_context(tmp_path))
     assert loaded == computed and len(computed) > 9000
+
+
+def test_parsed_pages_are_kept_up_to_the_bound(tmp_path, monkeypatch):
+    """``StageContext.page`` parses a page once and keeps at most ``PAGE_CACHE`` of them, oldest out."""
+    import pipeline.stages.base as base
+    monkeypatch.setattr(base, "PAGE_CACHE", 3)
+    ctx = _context(tmp_path)
+    titles = ctx.store.titles()[:5]
+    first = ctx.page(titles[0])
+    assert ctx.page(titles[0]) is first and first == ctx.store.get(titles[0])
+    for title in titles[1:]:
+        ctx.page(title)
+    assert list(ctx._pages) == titles[2:]          # the first two went out, in the order they came
+    assert ctx.page(titles[0]) == first and ctx.page(titles[0]) is not first
+    assert ctx.page("No such page, surely") is None

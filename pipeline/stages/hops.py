@@ -192,8 +192,7 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if _country_doubt(sentence, title, kind):
                     continue
                 alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
-                if _unpaged_alike(sentence, kind, pages, page.title, ctx) or any(
-                        re.search(rf"(?<![\w'’-]){re.escape(t)}{_AREA_AFTER.pattern}", sentence) for t in alike):
+                if any(_area_mention(sentence, t) for t in alike) or _unpaged_alike(sentence, kind, pages, page.title, ctx):
                     continue
                 if alike == [title]:
                     hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence))
@@ -208,6 +207,17 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if readings == alike:
                     out.append(hop)
     return out
+
+
+def _area_mention(sentence: str, title: str) -> bool:
+    """Is ``title`` named as an area's or a feature's head ("the Seoul metropolitan area")?"""
+    start = sentence.find(title)
+    while start >= 0:
+        whole = start == 0 or not (sentence[start - 1].isalnum() or sentence[start - 1] in "'’-_")
+        if whole and _AREA_AFTER.match(sentence, start + len(title)):
+            return True
+        start = sentence.find(title, start + 1)
+    return False
 
 
 def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[str]:
