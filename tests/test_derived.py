@@ -6,6 +6,7 @@ import dataclasses
 import shutil
 
 from pipeline.config import load_settings
+from pipeline.stages import base
 from pipeline.stages.base import StageContext
 
 
@@ -50,7 +51,6 @@ def test_page_profiles_loaded_equal_those_computed(tmp_path):
 
 def test_parsed_pages_are_kept_up_to_the_bound(tmp_path, monkeypatch):
     """``StageContext.page`` parses a page once and keeps at most ``PAGE_CACHE`` of them, oldest out."""
-    from pipeline.stages import base
     monkeypatch.setattr(base, "PAGE_CACHE", 3)
     ctx = _context(tmp_path)
     titles = ctx.store.titles()[:5]
