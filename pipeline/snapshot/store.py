@@ -265,14 +265,15 @@ class SnapshotStore:
     def _title_runs(self, raw_words: list[str], seen: set[str]) -> list[str]:
         """Pages titled by a run of the query's words ("Ray Charles" in "Ray Charles birthplace"): they
         join the candidates even when many longer pages outrank them on BM25 alone."""
-        firsts = self._first_words()
-        # a run whose first word starts no title or redirect cannot resolve (the test is exact for
-        # ASCII words without underscores, the others are tried)
-        starts = [not (w.isascii() and "_" not in w) or w.translate(_ASCII_LOWER) in firsts for w in raw_words]
+        keys = self._name_keys()
+        # a run of ASCII words without underscores resolves only if its words, ASCII lower-cased as
+        # ``resolve`` compares them, are a title's or a redirect's (the test is exact); others are tried
+        plain = [w.isascii() and "_" not in w for w in raw_words]
+        low = [w.translate(_ASCII_LOWER) for w in raw_words]
         runs: list[str] = []
         for n in range(min(len(raw_words), 6), 0, -1):
             for i in range(len(raw_words) - n + 1):
-                if not starts[i]:
+                if all(plain[i:i + n]) and tuple(low[i:i + n]) not in keys:
                     continue
                 title = self.resolve(" ".join(raw_words[i:i + n]))
                 if title is not None and title not in seen:
@@ -280,14 +281,14 @@ class SnapshotStore:
                     runs.append(title)
         return runs
 
-    def _first_words(self) -> frozenset[str]:
-        """The first words of every title and redirect, ASCII lower-cased as ``resolve`` compares them."""
-        firsts = getattr(self, "_firsts", None)
-        if firsts is None:
+    def _name_keys(self) -> frozenset[tuple[str, ...]]:
+        """Every title and redirect as its words, ASCII lower-cased as ``resolve`` compares them."""
+        keys = getattr(self, "_keys", None)
+        if keys is None:
             titles, redirects, _ = self._title_maps()
-            firsts = self._firsts = frozenset(name.split(" ")[0].translate(_ASCII_LOWER)
-                                              for name in (*titles, *redirects))
-        return firsts
+            keys = self._keys = frozenset(tuple(name.translate(_ASCII_LOWER).split(" "))
+                                          for name in (*titles, *redirects))
+        return keys
 
     def _row_ids(self) -> dict[str, int]:
         ids = getattr(self, "_ids", None)
