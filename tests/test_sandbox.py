@@ -1,13 +1,17 @@
 """The code sandbox: isolation holds, limits trigger, output comes back."""
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
 import signal
 import socket
 import tempfile
+import threading
 import time
+import tracemalloc
+import warnings
 from pathlib import Path
 
 import pytest
@@ -197,10 +201,14 @@ def test_a_process_that_escaped_with_the_output_does_not_hold_the_run(tmp_path):
     code = ("import subprocess, time\n"
             "p = subprocess.Popen(['sleep', '60'], start_new_session=True, stderr=subprocess.DEVNULL)\n"
             f"open({str(pid_file)!r}, 'w').write(str(p.pid))\ntime.sleep(60)")
+    before = set(threading.enumerate())
     started = time.monotonic()
     result = run_python(code, isolation="none", timeout_s=1)
     try:
         assert result.limit == "time" and time.monotonic() - started < 20
+        # the reader still waiting on that output must not keep this interpreter from exiting either
+        left = [t for t in set(threading.enumerate()) - before if t.is_alive()]
+        assert left and all(t.daemon for t in left)
     finally:
         os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
@@ -218,10 +226,13 @@ def test_unisolated_mode_says_so():
     assert result.stdout == "hi\n"
 
 
-def test_timeout_is_reported_and_kills_children():
+@pytest.mark.parametrize("isolation", [*ISOLATED, "none"])
+def test_timeout_is_reported_and_kills_children(isolation):
+    """Killed at the time limit, in every mode: the code's own output, then the note, and nothing from the
+    launcher (the code is killed, not the launcher's first process, so the launcher ends quietly)."""
     code = "import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n" \
            "print('started', flush=True)\nprint('waiting', file=sys.stderr, flush=True)\ntime.sleep(60)"
-    result = run_python(code, timeout_s=1)
+    result = run_python(code, timeout_s=1, isolation=isolation)
     assert result.timed_out is True
     assert result.stdout == "started\n"
     assert result.exit_code == 128 + 9
@@ -260,10 +271,32 @@ def test_output_is_capped():
     assert run_python(code, output_cap=5000).stderr == "e" * 5000
     # the default cap: 100 000 bytes
     assert run_python("print('x' * 100001)").stdout == "x" * 100000 + "\n[output truncated: 2 more bytes]"
-    # the cap reached inside a second chunk: its first byte kept, the rest counted
-    code = ("import sys, time\nsys.stdout.write('a' * 999)\nsys.stdout.flush()\ntime.sleep(0.3)\n"
-            "sys.stdout.write('b' * 10)")
-    assert run_python(code, output_cap=1000).stdout == "a" * 999 + "b" + "\n[output truncated: 9 more bytes]"
+    # a cap one byte past 64 KiB (the output is read in pieces of that size, the last piece then has room for
+    # one byte): the first cap bytes kept, the rest counted, whatever the pieces
+    code = "import sys\nsys.stdout.write('a' * 65536 + 'b' * 10)"
+    assert run_python(code, output_cap=65537).stdout == "a" * 65536 + "b" + "\n[output truncated: 9 more bytes]"
+
+
+def test_the_caller_holds_no_more_of_the_output_than_the_cap():
+    """The cap bounds the caller's memory: 30 MB written, about the cap held, never the whole output."""
+    code = "import sys\nfor _ in range(30):\n    sys.stdout.write('x' * 1_000_000)"
+    tracemalloc.start()
+    try:
+        result = run_python(code, output_cap=1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.stdout == "x" * 1000 + "\n[output truncated: 29999000 more bytes]"
+    assert peak < 5_000_000
+
+
+def test_the_output_pipes_are_closed_when_the_run_ends():
+    """Read to the end and closed by the run itself, not left to the garbage collector (which would warn)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run_python("print(1)").stdout == "1\n"
+        gc.collect()
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 @pytest.fixture

@@ -418,6 +418,24 @@ def test_children_of_a_process(tmp_path):
             k.wait()
 
 
+
+@pytest.mark.skipif(shutil.which("sleep") is None, reason="no sleep program")
+def test_children_skips_a_process_that_ended_while_proc_was_read(monkeypatch):
+    """A process listed in /proc may be gone before its stat is read: it is skipped, the search goes on.
+    (The listing is made to name such a process first: a number above the kernel's largest pid.)"""
+    import subprocess
+    kid = subprocess.Popen(["sleep", "30"])
+    try:
+        with open("/proc/sys/kernel/pid_max") as fh:
+            gone = str(int(fh.read()) + 1)
+        listdir = os.listdir
+        monkeypatch.setattr(sandbox.os, "listdir", lambda path: [gone, *listdir(path)])
+        assert kid.pid in sandbox._children(os.getpid())
+    finally:
+        kid.kill()
+        kid.wait()
+
+
 def _remove_what_the_code_left(base: str, outside: str) -> None:
     """As the sandbox user would leave it: read-only folders holding a file, an empty folder and a link
     to a folder outside the run (one each, so that each removal fails once); then the run folder's removal."""
