@@ -42,6 +42,7 @@ class Target:
     env: dict[str, str] = field(default_factory=dict)
     conftest: str = ""                # added to the scratch copy's tests/conftest.py
     never_mutate: list[str] = field(default_factory=list)  # mutmut do_not_mutate_patterns (regexes on lines)
+    markers: str | None = None        # pytest -m for the tests (None: the project's default, slow tests left out)
 
 
 # Lines no mutant may touch because the mutant would harm the machine rather than fail a test. The
@@ -94,7 +95,9 @@ TARGETS = {
     "sandbox": Target(["pipeline/tools/sandbox.py"],
                       ["tests/test_sandbox.py", "tests/test_sandbox_config.py", "tests/test_sandbox_python_tools.py",
                        "tests/test_sandbox_by_hand.py"],
-                      conftest=FRESH_PROBES, never_mutate=NEVER_MUTATE_SANDBOX),
+                      conftest=FRESH_PROBES, never_mutate=NEVER_MUTATE_SANDBOX,
+                      # the probe's 20 s time limit is only tested by a slow test (it runs for _probe's mutants)
+                      markers="slow or not slow"),
 }
 # what the tests read besides the package (snapshot, templates, flows, the CLIs' data)
 ALSO_COPY = ["flows", "snapshots", "templates", "prompts", "tests"]
@@ -124,7 +127,8 @@ def mutmut_config(target: Target) -> str:
             f"do_not_mutate_patterns = {toml_list(target.never_mutate)}\n"
             f"also_copy = {toml_list(ALSO_COPY)}\n"
             f"pytest_add_cli_args_test_selection = {toml_list(target.tests)}\n"
-            'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0", "-q"]\n'
+            'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0", "-q"'
+            + ("" if target.markers is None else f', "-m", {json.dumps(target.markers)}') + "]\n"
             "use_git_change_detection = false\n")
 
 

@@ -5,6 +5,9 @@ them with ``shutil.which``), so the real code paths run.
 """
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 
 from pipeline.config import ConfigError, load_settings
@@ -73,3 +76,26 @@ def test_forced_mode_is_used(tmp_path):
     for isolation in available_isolations():
         data = _toolbox(tmp_path / isolation, sandbox_isolation=isolation).call("python_execute_code", CODE).data
         assert (data["stdout"], data["isolation"]) == ("42\n", isolation)
+
+
+def test_a_forced_mode_that_is_not_there_is_refused(no_sandbox):
+    for isolation in ("bwrap", "unshare"):
+        with pytest.raises(SandboxUnavailable, match=rf"^isolation '{isolation}' does not work on this machine$"):
+            run_python("print(1)", isolation=isolation)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("bwrap") is None or not os.path.isfile("/usr/bin/setpriv"),
+                    reason="bwrap as root, setpriv in /usr/bin")
+def test_bwrap_as_root_without_setpriv_is_refused(tmp_path, monkeypatch):
+    """As root bwrap needs setpriv to drop to an unprivileged user: without it on the PATH the mode is
+    not offered, even though its probe (which finds setpriv inside the sandbox) would pass."""
+    from pipeline.tools import sandbox
+    (tmp_path / "bwrap").symlink_to(shutil.which("bwrap"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    sandbox._works.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable, match=r"^isolation 'bwrap' does not work on this machine$"):
+            run_python("print(1)", isolation="bwrap")
+        assert sandbox._works("bwrap")        # the probe runs setpriv by name, found in the sandbox's /usr/bin
+    finally:
+        sandbox._works.cache_clear()
