@@ -2,7 +2,7 @@
 each from an empty call cache. Prints both wall times, the speed-up and whether the two made the same
 bytes. Prints; never fails on a time.
 
-    python benchmarks/scale_out.py [--count 10] [--seed 1] [--workers 1 2]
+    python benchmarks/scale_out.py [--count 10 | --release] [--seed 1] [--workers 1 2]
 
 The page profiles (derived from the snapshot and the code once, then loaded) are made before the
 first timing, so both clusters start alike. On a machine with other work running, the speed-up
@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from flows.runs import release_runs, run_all
+from flows.runs import RELEASE_COUNTS, release_runs, run_all
 from pipeline.config import load_settings
 from pipeline.stages.base import StageContext
 from pipeline.stages.crawl import _profiles
@@ -32,15 +32,17 @@ def digests(root: Path) -> dict[str, str]:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--count", type=int, default=10, help="legs per level and variant")
+    p.add_argument("--release", action="store_true", help="the 1,400-leg release (200 linear, 150 DAG legs a level)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="legwork-scale-"))
     _profiles(StageContext.create(load_settings(cache_path=tmp / "warm.sqlite")))   # derived once, as in any run
     times = {}
+    counts = RELEASE_COUNTS if args.release else {"linear": args.count, "dag": args.count}
     for n in args.workers:
         settings = load_settings(cache_path=tmp / f"cache-{n}.sqlite")
-        runs = [(params, tmp / f"dask-{n}" / folder) for params, folder in release_runs(args.seed, {"linear": args.count, "dag": args.count})]
+        runs = [(params, tmp / f"dask-{n}" / folder) for params, folder in release_runs(args.seed, counts)]
         t0 = time.perf_counter()
         outcomes = run_all(runs, settings, workers=n, dask=True)
         times[n] = time.perf_counter() - t0
