@@ -7,8 +7,8 @@ on which worker ran it or next to what: one worker or many, processes or Dask, g
 artifacts. Workers share the record/replay cache (SQLite in WAL mode, first writer wins) and the
 derived page profiles (``StageContext.derived``), which the first run computes and the rest load.
 
-Runs are handed out longest first (extreme before easy, DAG before linear), so that the last one to
-finish is a short one.
+Runs are handed out longest first (``_effort``: a level's cost a leg times the run's count), so that the
+last one to finish is a short one.
 """
 from __future__ import annotations
 
@@ -62,9 +62,16 @@ def run_one(params: GenerationParams, out_dir: str, settings: Settings) -> RunOu
         return RunOutcome(params, exc.result, str(exc))
 
 
-def _effort(params: GenerationParams) -> tuple[int, int, int]:
-    """Longest first: by level, DAG before linear, then by count."""
-    return (-LEVELS.index(params.level) if params.level in LEVELS else 0, -(params.variant == "dag"), -params.count)
+# seconds a leg of each level takes, relative to easy (benchmarks/generate.py --release: 0.035, 0.05,
+# 0.11, 0.20 s a leg); a DAG leg about a tenth more than a linear one
+LEVEL_EFFORT = {"easy": 1.0, "medium": 1.5, "hard": 3.0, "extreme": 6.0}
+
+
+def _effort(params: GenerationParams) -> tuple[float, str, str]:
+    """Longest first, by the expected work: a level's cost a leg times the count (200 extreme linear
+    legs outlast 150 extreme DAG legs); ties by name, so the order is fixed."""
+    per_leg = LEVEL_EFFORT.get(params.level, max(LEVEL_EFFORT.values())) * (1.1 if params.variant == "dag" else 1.0)
+    return (-per_leg * params.count, params.level, params.variant)
 
 
 def run_all(runs: list[tuple[GenerationParams, Path]], settings: Settings, workers: int | None = None,
