@@ -251,3 +251,16 @@ def test_a_sentence_about_languages_names_no_country():
     assert countries_named(sentence, country_known) is None
     assert countries_named("It is bordered by Belgium to the west and Germany to the east.", country_known) == [
         "Belgium", "Germany"]
+
+
+def test_a_name_a_search_completes_into_a_thing_of_the_kind_stops_a_named_hop(ctx):
+    """Blind race 5, R28: "... Mesopotamia, the southern Levant, Sinai, southeastern Anatolia ..." asked
+    for "the peninsula"; the generator saw only Anatolia, the racer searched "Sinai" and found the
+    Sinai Peninsula."""
+    lead = ("Aramaic is a Northwest Semitic language that spread to Mesopotamia, the southern Levant, Sinai, "
+            "southeastern Anatolia, the Caucasus, and Eastern Arabia over 3,000 years.")
+    page = Page(title="Some language", url="https://en.wikipedia.org/wiki/Some_language", lead=lead)
+    assert "Anatolia" not in [h.target for h in named_hops(page, ctx)]
+    kept = Page(title="Some language", url="https://en.wikipedia.org/wiki/Some_language",
+                lead=lead.replace("Sinai, ", ""))
+    assert "Anatolia" in [h.target for h in named_hops(kept, ctx)]

@@ -49,6 +49,7 @@ MIN_GAP = 0.05          # a choice's figures differ by at least this share, so d
 UNPAGED_CITY = 50_000   # a name with no page that GeoNames knows as a city this large is a city to a reader
 # a lowercase word after a name that makes the mention an area's or a feature's ("the Seoul metropolitan
 # area"): a reader asked for the cities a sentence names may leave that one out
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _AREA_AFTER = re.compile(r"\s+(?:metropolitan|metro|urban|area|region|basin|river|valley|province|district|county|"
                          r"department|governorate|prefecture|municipality|agglomeration)\b")
 
@@ -237,16 +238,26 @@ def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[st
 
 
 def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: StageContext) -> bool:
-    """Does the sentence name, without a page in the snapshot, a thing a reader takes for one of the
-    kind? For kinds of the city class: a whole name (``_unpaged_names``) that GeoNames knows as a city
-    of ``UNPAGED_CITY`` people or more ("Pavia and Rome", "Busan, Daegu, and Incheon"): a reader counts
-    it whether or not the snapshot holds its page, so "the city the sentence names" would have two
-    answers. Whole names only: "Judge Davis" is no Davis, California."""
-    if not could_be(kind, "city"):
-        return False
-    gaz = gazetteer(ctx.settings.world_dir)
-    return any(gaz.city_population(name) >= UNPAGED_CITY
-               for name in _unpaged_names(sentence, set(pages) | {origin}, ctx))
+    """Does the sentence name, without a page of that title, a thing a reader takes for one of the
+    kind? A reader counts it whether or not the snapshot holds its page, so "the peninsula the
+    sentence names" would have two answers. Each whole name without a page (``_unpaged_names``) is
+    looked up as a reader would:
+
+    * searched: a top-three result titled by the name and more ("Sinai" finds "Sinai Peninsula",
+      blind race 5, R28) that could be of the kind;
+    * for kinds of the city class, in GeoNames: a city of ``UNPAGED_CITY`` people or more ("Pavia and
+      Rome", "Busan, Daegu, and Incheon"). Whole names only: "Judge Davis" is no Davis, California."""
+    city_kind = could_be(kind, "city")
+    gaz = gazetteer(ctx.settings.world_dir) if city_kind else None
+    for name in _unpaged_names(sentence, set(pages) | {origin}, ctx):
+        if gaz is not None and gaz.city_population(name) >= UNPAGED_CITY:
+            return True
+        prefix = name.translate(_ASCII_LOWER) + " "
+        for hit in ctx.store.search(name, k=3):
+            found = ctx.page(hit["title"]) if hit["title"].translate(_ASCII_LOWER).startswith(prefix) else None
+            if found is not None and could_be(kind, found.description, found.infobox_type):
+                return True
+    return False
 
 
 def _country_doubt(sentence: str, title: str, kind: str) -> bool:
