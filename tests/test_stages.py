@@ -30,7 +30,7 @@ from pipeline.stages.base import Rejected, StageContext
 from pipeline.stages.build import make_roadblock, resolved
 from pipeline.stages.facts import subject_facts
 from pipeline.stages.plan import shapes
-from pipeline.stages.prevalidate import detour_room, roadblocks_to_keep
+from pipeline.stages.prevalidate import asks_nothing, detour_room, roadblocks_to_keep
 
 
 @pytest.fixture(scope="module")
@@ -246,3 +246,16 @@ def test_the_place_a_page_is_about_geocodes_into_a_country_its_text_names():
     assert resolved(subject, ctx, antioch) is None
     [subject] = subject_facts(paris)
     assert resolved(subject, ctx, paris) is not None
+
+
+def test_a_distance_from_a_place_to_itself_is_dropped():
+    """Blind races 4 and 5: "the distance from the place that clue 15 asks for (Vienna) to the capital
+    of the country that clue 7 asks for (Austria)" is 0 whatever the agent does."""
+    def roadblock(template: str) -> Stop:
+        return Stop(index=3, kind=ROADBLOCK, description="", template=template)
+    for template in ("capital_distance", "capitals_distance", "place_capital_distance", "geocode_distance"):
+        assert asks_nothing(roadblock(template), 0)
+        assert not asks_nothing(roadblock(template), 10)
+    assert not asks_nothing(roadblock("nearest_airport_distance"), 0)   # an airport at the point: a real answer
+    assert not asks_nothing(roadblock("country_population_millions"), 0)
+    assert not asks_nothing(Stop(index=1, kind=ROUTE_INFO, description="", template="capital_distance"), 0)

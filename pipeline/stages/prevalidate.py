@@ -74,6 +74,16 @@ def detour_room(planned: int, planned_roadblocks: int, kept_roadblocks: int, lea
     return max(least, planned - max(0, kept_roadblocks - planned_roadblocks))
 
 
+# distances between two points a leg reaches: 0 when both are one place ("from Vienna to the capital of
+# Austria", blind races 4 and 5), a question whose answer the riddle already gives
+TWO_POINT_DISTANCES = frozenset({"geocode_distance", "place_capital_distance", "capital_distance", "capitals_distance"})
+
+
+def asks_nothing(stop, value) -> bool:
+    """Is this roadblock's answer fixed by its wording alone (a distance from a place to itself)?"""
+    return stop.kind == ROADBLOCK and stop.template in TWO_POINT_DISTANCES and value == 0
+
+
 def run(leg: Leg, ctx: StageContext) -> Leg:
     plan = leg.plan
     values: dict[int, object] = {}
@@ -94,6 +104,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             continue
         if stop.kind == ROUTE_INFO and value != stop.value:
             failed[stop.index] = f"page fact re-read as {value!r}, built as {stop.value!r}"
+            continue
+        if asks_nothing(stop, value):
+            failed[stop.index] = f"{stop.template} is {value!r}: one place twice asks nothing"
             continue
         stop.value = values[stop.index] = value
         if any(t.provenance == "simulated" for t in calls):
