@@ -249,15 +249,22 @@ def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: Stag
       Rome", "Busan, Daegu, and Incheon"). Whole names only: "Judge Davis" is no Davis, California."""
     city_kind = could_be(kind, "city")
     gaz = gazetteer(ctx.settings.world_dir) if city_kind else None
-    for name in _unpaged_names(sentence, set(pages) | {origin}, ctx):
+    for name in ctx.memo(f"unpaged_names|{origin}|{sentence}",
+                         lambda: _unpaged_names(sentence, set(pages) | {origin}, ctx)):
         if gaz is not None and gaz.city_population(name) >= UNPAGED_CITY:
             return True
-        prefix = name.translate(_ASCII_LOWER) + " "
-        for hit in ctx.store.search(name, k=3):
-            found = ctx.page(hit["title"]) if hit["title"].translate(_ASCII_LOWER).startswith(prefix) else None
+        for title in ctx.memo(f"completions|{name}", lambda name=name: _completions(name, ctx)):
+            found = ctx.page(title)
             if found is not None and could_be(kind, found.description, found.infobox_type):
                 return True
     return False
+
+
+def _completions(name: str, ctx: StageContext) -> list[str]:
+    """The pages among a search's top three for ``name`` whose titles are the name and more ("Sinai
+    Peninsula" for "Sinai"): what a reader finds who looks the name up."""
+    prefix = name.translate(_ASCII_LOWER) + " "
+    return [hit["title"] for hit in ctx.store.search(name, k=3) if hit["title"].translate(_ASCII_LOWER).startswith(prefix)]
 
 
 def _country_doubt(sentence: str, title: str, kind: str) -> bool:
