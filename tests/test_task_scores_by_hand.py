@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import locale
 import re
 from pathlib import Path
 
@@ -262,14 +261,6 @@ def test_main_writes_into_an_existing_folder(task_set, tmp_path, capsys):
     assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["n_tasks"] == 4
     assert scoring_tasks.main(tasks, runs, tmp_path / "report.json") == 0            # and over a report
 
-
-@pytest.fixture
-def ascii_locale():
-    """A machine whose locale encoding is ASCII (nothing changes in Python's UTF-8 mode)."""
-    old = locale.setlocale(locale.LC_CTYPE)
-    locale.setlocale(locale.LC_CTYPE, "C")
-    yield
-    locale.setlocale(locale.LC_CTYPE, old)
 
 
 def test_files_are_utf8_whatever_the_locale(task_set, tmp_path, capsys, ascii_locale):

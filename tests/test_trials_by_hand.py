@@ -5,7 +5,6 @@ cannot be read becomes a trial with ``error`` set)."""
 from __future__ import annotations
 
 import json
-import locale
 from pathlib import Path
 
 import pytest
@@ -315,14 +314,6 @@ def test_a_folder_with_an_answer_and_no_calls(tmp_path):
     [t] = load_trials(tmp_path / "runs")
     assert (t.trial_id, t.leg_id, t.answer, t.calls, t.source, t.error) == ("t", "leg-1", "3", [], str(d), None)
 
-
-@pytest.fixture
-def ascii_locale():
-    """A machine whose locale encoding is ASCII (nothing changes in Python's UTF-8 mode)."""
-    old = locale.setlocale(locale.LC_CTYPE)
-    locale.setlocale(locale.LC_CTYPE, "C")
-    yield
-    locale.setlocale(locale.LC_CTYPE, old)
 
 
 def test_trial_files_are_utf8_whatever_the_locale(tmp_path, ascii_locale):

@@ -72,7 +72,7 @@ def title_from_url(value: str) -> str | None:
     return title or None
 
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE: how titles compare
 
 
 class SnapshotStore:
@@ -140,7 +140,7 @@ class SnapshotStore:
             redirects = dict(conn.execute("SELECT alias, target FROM redirects"))
             lower: dict[str, list[str]] = {}
             for title in sorted(titles):
-                lower.setdefault(title.translate(_ASCII_LOWER), []).append(title)
+                lower.setdefault(title.translate(ASCII_LOWER), []).append(title)
             maps = self._maps = (titles, redirects, lower)
         return maps
 
@@ -156,7 +156,7 @@ class SnapshotStore:
             return redirects[title]
         # MediaWiki titles are case-sensitive after the first letter, but a reader typing
         # "Ray charles" means the page; accept a unique case-insensitive match.
-        same = lower.get(title.translate(_ASCII_LOWER), [])
+        same = lower.get(title.translate(ASCII_LOWER), [])
         return same[0] if len(same) == 1 else None
 
     def get(self, title_or_url: str) -> Page | None:
@@ -269,7 +269,7 @@ class SnapshotStore:
         # a run of ASCII words without underscores resolves only if its words, ASCII lower-cased as
         # ``resolve`` compares them, are a title's or a redirect's (the test is exact); others are tried
         plain = [w.isascii() and "_" not in w for w in raw_words]
-        low = [w.translate(_ASCII_LOWER) for w in raw_words]
+        low = [w.translate(ASCII_LOWER) for w in raw_words]
         runs: list[str] = []
         for n in range(min(len(raw_words), 6), 0, -1):
             for i in range(len(raw_words) - n + 1):
@@ -286,7 +286,7 @@ class SnapshotStore:
         keys = getattr(self, "_keys", None)
         if keys is None:
             titles, redirects, _ = self._title_maps()
-            keys = self._keys = frozenset(tuple(name.translate(_ASCII_LOWER).split(" "))
+            keys = self._keys = frozenset(tuple(name.translate(ASCII_LOWER).split(" "))
                                           for name in (*titles, *redirects))
         return keys
 

@@ -38,6 +38,7 @@ from pipeline.clues import (
 )
 from pipeline.execute import NAME_RUN, NOT_NAMES, countries_named, country_known, country_like, get_path
 from pipeline.model import Relation
+from pipeline.snapshot.store import ASCII_LOWER
 from pipeline.stages.base import StageContext
 from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose
 from pipeline.stages.verbalize import probe_finds, relation_phrases, skip_probe_words
@@ -49,7 +50,6 @@ MIN_GAP = 0.05          # a choice's figures differ by at least this share, so d
 UNPAGED_CITY = 50_000   # a name with no page that GeoNames knows as a city this large is a city to a reader
 # a lowercase word after a name that makes the mention an area's or a feature's ("the Seoul metropolitan
 # area"): a reader asked for the cities a sentence names may leave that one out
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _AREA_AFTER = re.compile(r"\s+(?:metropolitan|metro|urban|area|region|basin|river|valley|province|district|county|"
                          r"department|governorate|prefecture|municipality|agglomeration)\b")
 
@@ -263,8 +263,8 @@ def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: Stag
 def _completions(name: str, ctx: StageContext) -> list[str]:
     """The pages among a search's top three for ``name`` whose titles are the name and more ("Sinai
     Peninsula" for "Sinai"): what a reader finds who looks the name up."""
-    prefix = name.translate(_ASCII_LOWER) + " "
-    return [hit["title"] for hit in ctx.store.search(name, k=3) if hit["title"].translate(_ASCII_LOWER).startswith(prefix)]
+    prefix = name.translate(ASCII_LOWER) + " "
+    return [hit["title"] for hit in ctx.store.search(name, k=3) if hit["title"].translate(ASCII_LOWER).startswith(prefix)]
 
 
 def _country_doubt(sentence: str, title: str, kind: str) -> bool:
