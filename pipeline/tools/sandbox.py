@@ -191,7 +191,8 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def interpreter_paths(hidden_roots: tuple[str, ...] = HIDDEN_ROOTS, other_filesystems: bool = False) -> list[str]:
+def interpreter_paths(hidden_roots: tuple[str, ...] = HIDDEN_ROOTS, other_filesystems: bool = False,
+                      with_project: bool = True) -> list[str]:
     """For the OS-task sandbox (a root overlaid on the host's ``/``): folders the child needs that
     it would hide: the interpreter's prefixes, the folder of the executable (and of its real path),
     site-packages on sys.path, the project.
@@ -201,7 +202,8 @@ def interpreter_paths(hidden_roots: tuple[str, ...] = HIDDEN_ROOTS, other_filesy
     (an overlay of ``/`` does not show them); no folder inside another one of the list."""
     root_dev = os.stat("/").st_dev
     found: set[str] = set()
-    for variant in _path_variants(_interpreter_candidates() + [str(PROJECT_ROOT)]):
+    project = [str(PROJECT_ROOT)] if with_project else []
+    for variant in _path_variants(_interpreter_candidates() + project):
         if variant in hidden_roots:
             continue
         hidden = any(_under(variant, root) for root in hidden_roots)
