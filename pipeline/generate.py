@@ -91,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[red]configuration error:[/red] {escape(str(exc))}")
         return 2
 
+    if args.seed_title:
+        problem = seed_title_problem(args.seed_title, ctx)
+        if problem:
+            console.print(f"[red]--seed-title:[/red] {escape(problem)}")
+            return 2
+
     progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} stages"),
                         TimeElapsedColumn(), console=console, transient=True, disable=args.quiet)
     bar = progress.add_task(f"{args.level}/{args.variant}: generating", total=len(STAGES))
@@ -130,6 +136,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 PREFECT_HOME = PROJECT_ROOT / ".prefect"
+
+
+def seed_title_problem(title: str, ctx: StageContext) -> str | None:
+    """Why ``--seed-title`` cannot seed any leg (absent or malformed page), said before the first
+    attempt rather than after the attempt budget; None when the page is there."""
+    if ctx.page(title) is not None:
+        return None
+    if title in ctx.bad_pages:
+        return f"the page {title!r} is malformed in the snapshot ({ctx.bad_pages[title]})"
+    near = [hit["title"] for hit in ctx.store.search(title, k=3)]
+    hint = f"; pages with its words: {', '.join(near)}" if near else ""
+    return f"no page {title!r} in the snapshot {ctx.settings.snapshot_dir}{hint}"
 
 
 def resolve_task_runner(name: str) -> str:

@@ -97,6 +97,11 @@ def test_quiet_silences_progress_never_a_failure(tmp_path):
         assert failed.returncode == 1, failed.stderr[-2000:]
         assert "generation incomplete" in failed.stderr and "has no extractable fact" in failed.stderr, quiet
         assert failed.stdout == ""
+    # a seed title the snapshot does not have: refused before the first attempt, with near titles
+    absent = run([*base, "--quiet", "--seed-title", "Brave New Worlds Zq", "--out", str(tmp_path / "absent")], env)
+    assert absent.returncode == 2 and "no page 'Brave New Worlds Zq'" in absent.stderr, absent.stderr[-2000:]
+    assert "Brave New World" in absent.stderr.split("pages with its words:")[1]
+    assert not (tmp_path / "absent" / "rejected.parquet").exists()
     refused = run([*base, "--count", "0", "--quiet", "--out", str(tmp_path / "none")], env)
     assert refused.returncode == 2 and "--count must be at least 1" in refused.stderr
     bad = run([*base, "--quiet", "--faults", "rate=7", "--out", str(tmp_path / "none")], env)
