@@ -17,7 +17,7 @@ from pipeline.config import PROVENANCES
 from pipeline.execute import StopFailed, execute_leg, extract_fact
 from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, Leg
 from pipeline.refs import is_stop_ref, value_inputs
-from pipeline.snapshot.page import name_pattern
+from pipeline.snapshot.page import name_regex
 from pipeline.tools.errors import ToolError
 from pipeline.tools.registry import ToolResult
 from pipeline.tools.spec import TOOL_NAMES
@@ -126,7 +126,7 @@ def check_riddle(leg: Leg, forbidden: list[str]) -> list[str]:
             errors.append(f"clue {c.number} refers to later clues {later}")
     riddle = leg.riddle.lower()
     for name in forbidden:
-        if re.search(name_pattern(name), leg.riddle, flags=re.IGNORECASE):
+        if name_regex(name).search(leg.riddle):
             errors.append(f"the riddle names the page {name!r}")
     for tool in TOOL_NAMES:
         if tool in riddle:

@@ -44,13 +44,20 @@ VARIANTS = ("linear", "dag")
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(value: Any) -> Any:
     """``dataclasses.asdict`` without its deep copies of every leaf (a leg's leaves are strings and
-    numbers): serialising legs was a seventh of a generation run's time."""
-    if is_dataclass(value) and not isinstance(value, type):
-        names = _FIELD_NAMES.get(type(value))
-        if names is None:
-            names = _FIELD_NAMES[type(value)] = tuple(f.name for f in fields(value))
+    numbers): serialising legs was a seventh of a generation run's time. Leaves, most of the calls,
+    are told by their exact type first."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    names = _FIELD_NAMES.get(kind)
+    if names is None and is_dataclass(value) and not isinstance(value, type):
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(value))
+    if names is not None:
         return {name: plain(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
         return type(value)(plain(v) for v in value)

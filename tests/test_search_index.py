@@ -99,3 +99,16 @@ def test_index_of_a_tiny_table_by_hand():
     scores = index.score(["red"])
     assert scores[1] == pytest.approx(expected, rel=1e-12)
     assert scores[2] == scores[3] == 0.0
+
+
+def test_search_titles_are_the_titles_the_search_tool_shows(tmp_path):
+    """Checks read a search's titles without its snippets (``StageContext.search_titles``): the same
+    titles, in the same order, as the ``web_search`` tool an agent calls."""
+    from pipeline.stages.base import StageContext
+
+    ctx = StageContext.create(load_settings(cache_path=tmp_path / "cache.sqlite"))
+    for query in QUERIES + ["1998 album by the band", "a", "foo_bar baz"]:
+        for k in (1, 3, 10):
+            tool = ctx.toolbox.call("web_search", {"query": query, "num_results": k})
+            assert ctx.search_titles(query, k) == [h["title"] for h in tool.data["results"]], (query, k)
+    assert ctx.search_titles("Azerbaijani poet 1483 1556", 3)   # not vacuous: some query finds pages

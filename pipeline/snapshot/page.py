@@ -6,6 +6,7 @@ content hash depends on content only.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,12 @@ def name_pattern(name: str) -> str:
     """A page's name as a whole word, also in its plural or possessive form ("junipers", "Ray's"):
     what invariant 5 and verbalize's masking both look for (a regex; match case-insensitively)."""
     return r"(?<!\w)" + re.escape(name) + r"(?:s|es|'s|\u2019s)?(?!\w)"
+
+
+@functools.lru_cache(maxsize=1 << 14)   # a run checks the same names in thousands of clues; re keeps only 512
+def name_regex(name: str) -> re.Pattern:
+    """``name_pattern(name)`` compiled, case-insensitive."""
+    return re.compile(name_pattern(name), re.IGNORECASE)
 
 
 def subject_name(title: str) -> str:

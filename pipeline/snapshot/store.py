@@ -196,7 +196,7 @@ class SnapshotStore:
         return int(self.manifest["counts"]["pages"])
 
     # ---- search ------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 5) -> list[dict]:
+    def search(self, query: str, k: int = 5, snippets: bool = True) -> list[dict]:
         """BM25 over title, description, lead and infobox values; any query word may match.
 
         The best ``max(50, 10k)`` BM25 candidates are re-scored with a title bonus (the share
@@ -207,7 +207,8 @@ class SnapshotStore:
         BM25 is SQLite FTS5's, with the column weights ``_TITLE_COLUMN_WEIGHTS``, computed in memory
         from the table's own postings (``search_index``: the same numbers, without scoring every
         matching row in SQL); a query word the tokenizer splits into a phrase goes to SQLite. Snippets
-        and descriptions are read for the ``k`` rows shown.
+        and descriptions are read for the ``k`` rows shown (``snippets=False``: titles, URLs and
+        scores only, for checks that need no more: the snippet query is a third of a search).
         """
         words = re.findall(r"\w+", (query or "").lower())
         if not words or k <= 0:
@@ -234,6 +235,8 @@ class SnapshotStore:
             scored.append((round(bm25 + _TITLE_BONUS * share * share, 6), title, rowid))
         scored.sort(key=lambda r: (-r[0], r[1]))
         best = scored[:k]
+        if not snippets:
+            return [{"title": title, "url": title_to_url(title), "score": score} for score, title, _ in best]
         shown = {rowid: (description, snippet) for rowid, description, snippet in conn.execute(
             f"SELECT rowid, description, snippet(pages_fts, 2, '', '', '…', 24) FROM pages_fts "
             f"WHERE pages_fts MATCH ? AND rowid IN ({', '.join('?' * len(best))})",

@@ -74,6 +74,16 @@ class StageContext:
                 self._pages[title] = page
         return page
 
+    def search_titles(self, query: str, k: int) -> list[str]:
+        """The titles a ``web_search`` for ``query`` shows, best first. With the snapshot's search
+        (the offline backend) they are read from the store without the snippets, the same titles in
+        less time; any other backend is asked through the toolbox (``ToolError`` and transient
+        failures reach the caller)."""
+        if self.settings.backend_for("web_search") == "offline":
+            return [hit["title"] for hit in self.store.search(query, k=k, snippets=False)]
+        result = self.toolbox.call("web_search", {"query": query, "num_results": k})
+        return [hit["title"] for hit in result.data.get("results", [])] if result.ok else []
+
     @property
     def bad_pages(self) -> dict[str, str]:
         """title -> why the page could not be read (malformed in the snapshot)."""

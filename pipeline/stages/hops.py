@@ -19,6 +19,7 @@ reader has one reading of it:
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import defaultdict
@@ -264,7 +265,8 @@ def _completions(name: str, ctx: StageContext) -> list[str]:
     """The pages among a search's top three for ``name`` whose titles are the name and more ("Sinai
     Peninsula" for "Sinai"): what a reader finds who looks the name up."""
     prefix = name.translate(ASCII_LOWER) + " "
-    return [hit["title"] for hit in ctx.store.search(name, k=3) if hit["title"].translate(ASCII_LOWER).startswith(prefix)]
+    return [hit["title"] for hit in ctx.store.search(name, k=3, snippets=False)
+            if hit["title"].translate(ASCII_LOWER).startswith(prefix)]
 
 
 def _country_doubt(sentence: str, title: str, kind: str) -> bool:
@@ -298,10 +300,13 @@ def out_titles(hops: list[Hop]) -> set[str]:
 def _unpaged_namesake(sentence: str, title: str, kind: str) -> bool:
     """Does the sentence hold, outside the target's name, a capitalised name with the kind's noun
     ("Bafing River" where the clue asks for the river)? A reader could take that one."""
-    noun = noun_of(kind)
-    rest = sentence.replace(title, " ")
-    return bool(re.search(rf"(?:\b[A-Z][\w'-]+\s+(?:{noun.capitalize()}|{noun})s?\b|\b{noun.capitalize()}s?\s+(?:of\s+)?[A-Z])",
-                          rest))   # "Bafing River", "the Central-West region", "River of Grass"
+    return bool(_namesake_regex(noun_of(kind)).search(sentence.replace(title, " ")))
+
+
+@functools.lru_cache(maxsize=1024)
+def _namesake_regex(noun: str) -> re.Pattern:
+    """"Bafing River", "the Central-West region", "River of Grass" for the noun "river"."""
+    return re.compile(rf"(?:\b[A-Z][\w'-]+\s+(?:{noun.capitalize()}|{noun})s?\b|\b{noun.capitalize()}s?\s+(?:of\s+)?[A-Z])")
 
 
 def infobox_hops(page, ctx: StageContext) -> list[Hop]:

@@ -45,12 +45,10 @@ def find_query(ctx: StageContext, page, leg_titles: set[str]) -> tuple[str, str]
         if len(words) < min(n, 3):
             break
         query = " ".join(words[:n])
-        hits = ctx.toolbox.call("web_search", {"query": query, "num_results": k}).data.get("results", [])
-        if any(h["title"] == page.title for h in hits):
+        if page.title in ctx.search_titles(query, k):
             return query, "descriptive"
     query = page.title
-    hits = ctx.toolbox.call("web_search", {"query": query, "num_results": k}).data.get("results", [])
-    if any(h["title"] == page.title for h in hits):
+    if page.title in ctx.search_titles(query, k):
         return query, "title"
     raise Rejected(f"link: no search query finds {page.title!r} in the top {k}")
 

@@ -72,7 +72,7 @@ from pipeline.model import (
     PageWording,
     Stop,
 )
-from pipeline.snapshot.page import infobox_kind, name_pattern
+from pipeline.snapshot.page import infobox_kind, name_regex
 from pipeline.stages import llm_steps
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.tools.spec import TOOL_NAMES
@@ -110,14 +110,14 @@ def forbidden_names(leg: Leg, ctx: StageContext) -> list[str]:
 
 def find_leak(text: str, names: list[str]) -> str | None:
     for name in names:
-        if re.search(name_pattern(name), text, flags=re.IGNORECASE):
+        if name_regex(name).search(text):
             return name
     return None
 
 
 def mask_names(text: str, names: list[str]) -> str:
     for name in names:
-        text = re.sub(name_pattern(name), "[...]", text, flags=re.IGNORECASE)
+        text = name_regex(name).sub("[...]", text)
     return text
 
 
@@ -423,10 +423,7 @@ PROBE_RESULTS = 10      # the skip probe: a hop whose kind words find its target
 
 def probe_finds(ctx: StageContext, query: str, title: str) -> bool:
     """The skip probe: does a search for ``query`` show the page titled ``title`` in its top ten?"""
-    def search() -> list[str]:
-        result = ctx.toolbox.call("web_search", {"query": query, "num_results": PROBE_RESULTS})
-        return [h["title"] for h in result.data.get("results", [])] if result.ok else []
-    return title in ctx.memo_unfaulted(f"probe|{query}", search)
+    return title in ctx.memo_unfaulted(f"probe|{query}", lambda: ctx.search_titles(query, PROBE_RESULTS))
 
 
 def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:

@@ -10,6 +10,7 @@ backend, and records or replays it through the content-addressed cache.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import json
@@ -157,15 +158,31 @@ class ToolResult:
 _VALIDATORS: dict[str, jsonschema.protocols.Validator] = {}
 
 
+def _validator(name: str) -> jsonschema.protocols.Validator:
+    validator = _VALIDATORS.get(name)
+    if validator is None:
+        validator = _VALIDATORS[name] = jsonschema.Draft202012Validator(TOOLS[name]["parameters"])
+    return validator
+
+
+@functools.lru_cache(maxsize=1 << 14)   # a run asks the same arguments again and again; a schema is fixed
+def _valid_args(name: str, args_json: str) -> bool:
+    return _validator(name).is_valid(json.loads(args_json))
+
+
 def validate_args(name: str, args: Any) -> dict:
     """Check a call against the tool's schema; raise ToolArgumentError with a readable reason."""
     if name not in TOOLS:
         raise ToolArgumentError(f"unknown tool {name!r}; known tools: {', '.join(TOOLS)}")
     if not isinstance(args, dict):
         raise ToolArgumentError(f"{name}: arguments must be a JSON object, got {type(args).__name__}")
-    validator = _VALIDATORS.get(name)
-    if validator is None:
-        validator = _VALIDATORS[name] = jsonschema.Draft202012Validator(TOOLS[name]["parameters"])
+    try:
+        key = json.dumps(args, sort_keys=True)
+    except (TypeError, ValueError):
+        key = None   # not JSON: the schema says why
+    if key is not None and _valid_args(name, key):
+        return args
+    validator = _validator(name)
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.path))
     if errors:
         reasons = "; ".join(
