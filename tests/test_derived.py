@@ -61,3 +61,24 @@ def test_parsed_pages_are_kept_up_to_the_bound(tmp_path, monkeypatch):
     assert list(ctx._pages) == titles[2:]          # the first two went out, in the order they came
     assert ctx.page(titles[0]) == first and ctx.page(titles[0]) is not first
     assert ctx.page("No such page, surely") is None
+
+
+def test_the_city_table_kept_is_the_one_read_from_the_package(tmp_path):
+    """The gazetteer's GeoNames columns and name index, kept as an .npz: every column and the index
+    equal to those read from the package (None states kept apart from empty ones); a broken file is
+    read again from the package and replaced."""
+    import numpy as np
+
+    from pipeline.world.gazetteer import CityTable
+
+    fresh = CityTable.from_package()
+    CityTable.load(tmp_path)                                   # computes and keeps
+    [path] = tmp_path.glob("cities-*.npz")
+    kept = CityTable.load(tmp_path)                            # loads
+    for column in ("names", "population", "country_code", "state", "county", "by_name"):
+        assert getattr(kept, column) == getattr(fresh, column), column
+    assert np.array_equal(kept.lat, fresh.lat) and np.array_equal(kept.lng, fresh.lng)
+    assert None in fresh.state and kept.by_name["berlin"][0] == fresh.names.index("Berlin")
+    path.write_bytes(b"broken")
+    again = CityTable.load(tmp_path)
+    assert again.by_name == fresh.by_name and np.load(path)["lat"].shape == fresh.lat.shape

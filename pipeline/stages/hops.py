@@ -249,7 +249,7 @@ def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: Stag
     * for kinds of the city class, in GeoNames: a city of ``UNPAGED_CITY`` people or more ("Pavia and
       Rome", "Busan, Daegu, and Incheon"). Whole names only: "Judge Davis" is no Davis, California."""
     city_kind = could_be(kind, "city")
-    gaz = gazetteer(ctx.settings.world_dir) if city_kind else None
+    gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir) if city_kind else None
     for name in ctx.memo(f"unpaged_names|{origin}|{sentence}",
                          lambda: _unpaged_names(sentence, set(pages) | {origin}, ctx)):
         if gaz is not None and gaz.city_population(name) >= UNPAGED_CITY:

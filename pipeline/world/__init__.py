@@ -32,7 +32,10 @@ def load_once(build: Callable[..., T]) -> Callable[..., T]:
 
     @functools.wraps(build)
     def get(*args, **kwargs) -> T:
-        key = (args, tuple(sorted(kwargs.items())))
+        key = (args, tuple(sorted(kwargs.items())) if kwargs else ())
+        found = tables.get(key)   # built already: most calls, no lock needed to read
+        if found is not None:
+            return found
         with lock:
             if key not in tables:
                 tables[key] = build(*args, **kwargs)

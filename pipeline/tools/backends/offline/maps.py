@@ -78,7 +78,7 @@ def _snapshot_lookup(ctx: BackendContext):
     except Exception:  # noqa: BLE001 - no snapshot built: geocode without it
         _snapshot_lookups[path] = None
         return None
-    g = gazetteer(world_dir(ctx))
+    g = gazetteer(world_dir(ctx), ctx.settings.derived_dir)
     memo: dict = {}
 
     def lookup(text: str):
@@ -100,7 +100,7 @@ def _snapshot_lookup(ctx: BackendContext):
 
 @implements("maps_geocode", "offline")
 def maps_geocode(args: dict, ctx: BackendContext) -> dict:
-    hit = gazetteer(world_dir(ctx)).geocode(args["address"], lookup=_snapshot_lookup(ctx))
+    hit = gazetteer(world_dir(ctx), ctx.settings.derived_dir).geocode(args["address"], lookup=_snapshot_lookup(ctx))
     if hit is None:
         raise ToolError(f"no place called {args['address']!r} in the offline gazetteer "
                         "(GeoNames cities with 1000+ people, countries, airports, OSM places of covered cities)")
@@ -114,7 +114,7 @@ def maps_geocode(args: dict, ctx: BackendContext) -> dict:
 
 @implements("maps_reverse_geocode", "offline")
 def maps_reverse_geocode(args: dict, ctx: BackendContext) -> dict:
-    g = gazetteer(world_dir(ctx))
+    g = gazetteer(world_dir(ctx), ctx.settings.derived_dir)
     place = g.nearest(args["lat"], args["lng"])
     return result("maps_reverse_geocode", {
         "city": place.city, "state": place.state, "country": place.country, "country_code": place.country_code,
@@ -192,7 +192,7 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
         query, location = m.group("what"), m.group("where")
     lat, lng, label = resolve_place(ctx, location, "location")
     if _singular(normalise_name(query)) == "airport":   # airportsdata covers the whole world
-        gaz = gazetteer(world_dir(ctx))
+        gaz = gazetteer(world_dir(ctx), ctx.settings.derived_dir)
         hits = gaz.airports_within(lat, lng, radius_m / 1000)
         places = [{"place_id": f"iata:{h.extra['iata']}", "name": h.name, "category": "airport", "lat": h.lat,
                    "lng": h.lng, "distance_m": round(d * 1000, 1), "iata": h.extra["iata"]} for d, h in hits]
@@ -208,7 +208,7 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
         return result("maps_search_places", {"places": places[:MAX_PLACES], "count": len(places),
                                              "center": {"lat": lat, "lng": lng, "name": label}},
                       "offline-data", city.source)
-    near_city = gazetteer(world_dir(ctx)).nearest(lat, lng).city
+    near_city = gazetteer(world_dir(ctx), ctx.settings.derived_dir).nearest(lat, lng).city
     places = _simulated_places(query, lat, lng, radius_m, near_city)
     return result("maps_search_places", {"places": places, "count": len(places),
                                          "center": {"lat": lat, "lng": lng, "name": label}},
