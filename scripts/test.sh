@@ -6,6 +6,5 @@ scripts/setup.sh test
 python -m ruff check .   # lint first: ruff defaults plus import sorting (pyproject.toml)
 # one direction of imports: the layers contract ([tool.importlinter] in pyproject.toml), on this checkout
 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" lint-imports --no-cache --no-logo
-# one worker per core, each test module kept on one worker (its module fixtures are built once), the
-# longest modules first (tests/conftest.py: MODULE_SECONDS)
-python -m pytest -q -p no:cacheprovider -n auto --dist loadfile --no-loadscope-reorder "$@"
+# one worker per core, each test module kept on one worker (its module fixtures are built once)
+python -m pytest -q -p no:cacheprovider -n auto --dist loadfile "$@"
