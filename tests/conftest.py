@@ -14,3 +14,21 @@ def ascii_locale():
     yield
     locale.setlocale(locale.LC_CTYPE, old)
 
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    """What depends only on the snapshot and the code (page profiles, the search index, the city
+    table) is computed here once, before xdist starts its workers: on a fresh clone every worker and
+    CLI the tests start would otherwise compute it at the same time (8 s each) until one had kept it."""
+    if hasattr(session.config, "workerinput"):
+        return   # an xdist worker: the controller has warmed it
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    from pipeline.stages.crawl import _profiles
+    from pipeline.world.gazetteer import CityTable
+
+    ctx = StageContext.create(load_settings())
+    _profiles(ctx)
+    ctx.store.search_index()
+    CityTable.load(ctx.settings.derived_dir)
