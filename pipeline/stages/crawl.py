@@ -107,7 +107,8 @@ def seed_candidates(ctx: StageContext, modes: tuple[str, ...] = ("infobox",)) ->
             elif ctx.generation.get("search_bridges") and any(t in usable for t in profile.links + profile.named):
                 out.append(title)
         return out
-    return ctx.memo(f"seed_candidates|{','.join(modes)}", compute)
+    bridges = "bridges" if ctx.generation.get("search_bridges") else "links"
+    return ctx.derived(f"seed_candidates-{'+'.join(modes)}-{bridges}", compute)   # a second a process
 
 
 def run_pool(ctx: StageContext, level: str, variant: str) -> list[str]:
@@ -117,9 +118,9 @@ def run_pool(ctx: StageContext, level: str, variant: str) -> list[str]:
     candidates = seed_candidates(ctx, extraction)
     if variant != "dag":
         return candidates
-    profiles = _profiles(ctx)
-    forkable = ctx.memo(f"seed_candidates_dag|{','.join(sorted(extraction))}",
-                        lambda: [t for t in candidates if profiles[t].forkable(extraction)])
+    bridges = "bridges" if ctx.generation.get("search_bridges") else "links"
+    forkable = ctx.derived(f"seed_candidates_dag-{'+'.join(sorted(extraction))}-{bridges}",
+                           lambda: [t for t in candidates if _profiles(ctx)[t].forkable(extraction)])
     return forkable or candidates
 
 
