@@ -34,6 +34,16 @@ def test_a_code_change_computes_anew(tmp_path):
     assert len(list((tmp_path / "derived").glob("numbers-*.pickle"))) == 2
 
 
+def test_another_tool_world_computes_anew(tmp_path):
+    """Facts name countries by the tool world's tables: another world (one file edited) is another key."""
+    _context(tmp_path).derived("numbers", lambda: "first world")
+    world = tmp_path / "world"
+    shutil.copytree(load_settings().world_dir, world)
+    (world / "SOURCES.md").write_text((world / "SOURCES.md").read_text() + "\nedited\n")
+    assert _context(tmp_path, world_dir=world).derived("numbers", lambda: "second world") == "second world"
+    assert _context(tmp_path).derived("numbers", lambda: "again") == "first world"
+
+
 def test_a_broken_file_is_computed_again(tmp_path):
     _context(tmp_path).derived("numbers", lambda: [1, 2, 3])
     [path] = (tmp_path / "derived").glob("numbers-*.pickle")

@@ -19,7 +19,7 @@ from pipeline.model import Leg, Stop
 from pipeline.refs import value_inputs
 from pipeline.snapshot.store import MalformedPage, SnapshotStore
 from pipeline.tools.registry import Toolbox
-from pipeline.versions import code_version
+from pipeline.versions import code_version, data_version
 
 STAGES = ("crawl", "plan", "build", "prevalidate", "link", "diamond", "golden", "verbalize")
 
@@ -97,10 +97,12 @@ class StageContext:
 
     def derived(self, name: str, compute):
         """``memo`` for what depends only on the snapshot and the code (every page's profile): kept on
-        disk (``Settings.derived_dir``) under the snapshot's hash and the code version, so that only the
+        disk (``Settings.derived_dir``) under the snapshot's hash, the tool world's version (facts name
+        countries by its tables) and the code version, so that only the
         first process after a change computes it and every later run, worker and test loads it."""
         def load_or_compute():
-            key = f"{self.store.hash[:16]}-{code_version(self.settings)}"
+            data = hashlib.sha256(data_version(self.settings).encode()).hexdigest()[:8]   # the tool world too
+            key = f"{self.store.hash[:16]}-{data}-{code_version(self.settings)}"
             path = self.settings.derived_dir / f"{name}-{key}.pickle"
             try:
                 return pickle.loads(path.read_bytes())
