@@ -29,7 +29,7 @@ from pipeline.config import load_settings
 from pipeline.execute import countries_named, country_known
 from pipeline.snapshot.page import Page
 from pipeline.stages.base import StageContext
-from pipeline.stages.hops import choice_hops, hops_from, named_hops, titles_named
+from pipeline.stages.hops import choice_hops, common_noun, hops_from, named_hops, sentence_names, titles_named
 from pipeline.stages.verbalize import skip_probe_words
 
 
@@ -264,3 +264,36 @@ def test_a_name_a_search_completes_into_a_thing_of_the_kind_stops_a_named_hop(ct
     kept = Page(title="Some language", url="https://en.wikipedia.org/wiki/Some_language",
                 lead=lead.replace("Sinai, ", ""))
     assert "Anatolia" in [h.target for h in named_hops(kept, ctx)]
+
+
+@pytest.mark.parametrize("sentence, names", [
+    # blind race 6, R18: the novel's name, not the hotel page ("the establishment the sentence names")
+    (("Initially he wanted to shoot a film based on their novel Dead Mountaineer's Hotel and he developed "
+      "a raw script."), []),
+    ("Hotel rooms in Japan are small.", ["Hotel", "Japan"]),             # a sentence's first word: the noun
+    ("Alexander's Belfast subsidiary was sold to France.", ["Belfast", "France"]),   # proper names stay
+])
+def test_a_common_noun_capitalised_inside_a_sentence_is_part_of_a_name(ctx, sentence, names):
+    assert sentence_names(sentence, ctx) == names
+
+
+def test_common_nouns_are_told_from_proper_names_and_titles_of_works(ctx):
+    assert common_noun("Hotel", ctx) and common_noun("Abacus", ctx)
+    assert not common_noun("Belfast", ctx) and not common_noun("A Modest Proposal", ctx)
+    assert not common_noun("No Such Page Here", ctx)
+
+
+def test_a_country_page_asks_no_names_question_of_a_sentence_naming_it_beside_others(ctx):
+    """Blind race 6, R04: on Tunisia's page, "Tunisia also shares maritime borders with Italy ... and
+    Malta" names three countries to one reader and two to another, so "the first of the three" is
+    Tunisia or Italy. Such a sentence is no names question; one naming only the page's own country, or
+    only other countries, still is."""
+    from pipeline.stages.facts import named_country_facts
+
+    facts = named_country_facts(ctx.page("Tunisia"))
+    sentences = {f.extraction.sentence for f in facts}
+    assert not any(s.startswith("Tunisia also shares maritime borders") for s in sentences)
+    assert {f.value for f in facts if f.extraction.sentence.startswith("It is bordered by Algeria")} == {"Algeria", "Libya"}
+    assert any(f.value == "Tunisia" for f in facts)                     # its own name alone: one answer
+    sardinia = {f.value for f in named_country_facts(ctx.page("Sardinia"))}
+    assert {"Italy", "Tunisia"} <= sardinia                             # not a country's page: unchanged

@@ -14,6 +14,7 @@ from pipeline.clues import doubtful_numbers
 from pipeline.execute import (
     clean_text_value,
     countries_named,
+    country_key,
     country_known,
     infobox_year,
     numbers_in,
@@ -148,7 +149,11 @@ def named_country_facts(page: Page) -> list[Fact]:
     """Countries the page's opening text names (a cloze: which country does the n-th sentence
     name?): what a lead-only page, which has no infobox and no links, offers a roadblock. One fact
     per country of a sentence that names one to three different countries and none inside a longer
-    name (``execute.countries_named``)."""
+    name (``execute.countries_named``). On a country's own page a sentence naming it beside others is
+    left out: a reader may count the page's own country or not (blind race 6, R04: "names three
+    countries: which is the first?" read as Italy, not Tunisia)."""
+    subject = subject_name(page.title)
+    own = country_key(subject) if country_known(subject) else None
     out: list[Fact] = []
     for sentence in SENTENCE_SPLIT.split(page.lead or ""):
         sentence = sentence.strip()
@@ -157,6 +162,8 @@ def named_country_facts(page: Page) -> list[Fact]:
         names = countries_named(sentence, country_known)
         if not names or len(names) > MAX_NAMED or len(set(names)) != len(names):
             continue
+        if len(names) > 1 and own in {country_key(n) for n in names}:
+            continue   # "Tunisia ... with Italy ... and Malta" on Tunisia's page: three countries, or two?
         for idx, name in enumerate(names):
             out.append(Fact(Extraction(source="prose", section="", sentence=sentence, name_index=idx), "text", name,
                             sentence, "country"))

@@ -113,8 +113,25 @@ def titles_named(text: str, ctx: StageContext, limit: int = 1000, *, as_read: bo
 
 def sentence_names(sentence: str, ctx: StageContext) -> list[str]:
     """The snapshot pages a sentence names as a reader reads it (``titles_named(as_read=True)``; a
-    possessive ends a name: "Fuzuli's work" names Fuzuli, "Alexander's Belfast subsidiary" Belfast)."""
-    return titles_named(re.sub(r"(?<=\w)['’]s\b", ",", sentence.rstrip(".")), ctx, as_read=True)
+    possessive ends a name: "Fuzuli's work" names Fuzuli, "Alexander's Belfast subsidiary" Belfast).
+    A page about a common noun ("Hotel") is named only by a word capitalised at the sentence's start:
+    within a sentence the capital makes it part of a name ("Dead Mountaineer's Hotel", a novel; blind
+    race 6, R18)."""
+    text = sentence.rstrip(".")
+    names = titles_named(re.sub(r"(?<=\w)['’]s\b", ",", text), ctx, as_read=True)
+    return [t for t in names if not (common_noun(t, ctx) and not text.startswith(t))]
+
+
+def common_noun(title: str, ctx: StageContext) -> bool:
+    """Is the page about a thing a common noun names (a title in sentence case that its opening text
+    uses in lower case: "A hotel is an establishment...")? A proper name ("Belfast") or a work's title
+    ("A Modest Proposal") is never so."""
+    def compute() -> bool:
+        page = ctx.page(title)
+        lower = title.lower()
+        return (page is not None and lower != title and title[1:] == title[1:].lower()   # sentence case
+                and re.search(rf"(?<![\w-]){re.escape(lower)}(?:s|es)?(?![\w-])", page.lead or "") is not None)
+    return ctx.memo(f"common_noun|{title}", compute)
 
 
 @dataclass(frozen=True)
