@@ -29,7 +29,15 @@ from pipeline.config import load_settings
 from pipeline.execute import countries_named, country_known
 from pipeline.snapshot.page import Page
 from pipeline.stages.base import StageContext
-from pipeline.stages.hops import choice_hops, common_noun, hops_from, named_hops, sentence_names, titles_named
+from pipeline.stages.hops import (
+    _qualified_elsewhere,
+    choice_hops,
+    common_noun,
+    hops_from,
+    named_hops,
+    sentence_names,
+    titles_named,
+)
 from pipeline.stages.verbalize import skip_probe_words
 
 
@@ -297,3 +305,12 @@ def test_a_country_page_asks_no_names_question_of_a_sentence_naming_it_beside_ot
     assert any(f.value == "Tunisia" for f in facts)                     # its own name alone: one answer
     sardinia = {f.value for f in named_country_facts(ctx.page("Sardinia"))}
     assert {"Italy", "Tunisia"} <= sardinia                             # not a country's page: unchanged
+
+
+@pytest.mark.parametrize("sentence, title, elsewhere", [
+    ("He died in Athens, Texas, in 1990.", "Athens", True),     # blind race 6, R05: not Greece's Athens
+    ("She moved to Paris, France, in 1920.", "Paris", False),   # the page says it lies in France
+    ("She moved to Paris in 1920.", "Paris", False),             # no qualifier
+])
+def test_a_name_qualified_by_a_place_its_page_does_not_name_is_another_place(ctx, sentence, title, elsewhere):
+    assert _qualified_elsewhere(sentence, title, ctx.page(title)) is elsewhere

@@ -263,6 +263,21 @@ def test_a_sentence_far_down_or_past_a_doubtful_cut_is_named_by_its_first_words(
         'the sentence that begins with the words "Sentence number twelve"', "the twelfth sentence"]
 
 
+def test_a_sentence_past_a_sub_heading_is_never_counted_to():
+    """Blind race 6, R08: a section's sub-heading ("Privateers era", no full stop) is glued by the cut to
+    the sentence after it; one reader counts it as a sentence, another does not. Past it a sentence is
+    named by its first words only, and the glued sentence itself not at all."""
+    block = ("The regency was orderly for a long time. Tribes were tolerated in the mountains of the east.\n\n"
+             "Privateers era\n\nThe pirates preyed on ships in the western sea. Captured crews were sold in "
+             "the markets of the city. Trade went on.")
+    assert sentences_of(block)[2].startswith("Privateers era")
+    assert verbalize.sentence_refs(block, "Captured crews were sold in the markets of the city.", []) == [
+        'the sentence that begins with the words "Captured crews were"']
+    assert verbalize.sentence_refs(block, "Privateers era The pirates preyed on ships in the western sea.", []) == []
+    assert verbalize.sentence_refs(block, "Tribes were tolerated in the mountains of the east.", [])[0] == (
+        "the second sentence")
+
+
 def test_the_solver_reads_a_sentence_by_its_first_words(ctx, toronto):
     ask = ('In its opening text, the sentence that begins with the words "It was damaged" gives two years: what is '
            "the second of the two?")

@@ -208,7 +208,7 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                     continue
                 if page.title in named and could_be(kind, page.description, page.infobox_type):
                     continue   # "India, Sri Lanka and the Maldives" on India's page: two countries, or three?
-                if _country_doubt(sentence, title, kind):
+                if _country_doubt(sentence, title, kind) or _qualified_elsewhere(sentence, title, target):
                     continue
                 alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
                 if any(_area_mention(sentence, t) for t in alike) or _unpaged_alike(sentence, kind, pages, page.title, ctx):
@@ -253,6 +253,16 @@ def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[st
                 and ctx.store.resolve(name) is None):
             out.append(name)
     return out
+
+
+def _qualified_elsewhere(sentence: str, title: str, target) -> bool:
+    """Is the name qualified by a place its page does not say it lies in ("Athens, Texas" where the
+    page is Greece's Athens: another city, blind race 6, R05)? "Paris, France" on Paris's page is fine."""
+    m = re.search(rf"(?<![\w-]){re.escape(title)},\s+([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)", sentence)
+    if m is None:
+        return False
+    said = f"{target.description or ''} {target.lead or ''}"
+    return re.search(rf"(?<![\w-]){re.escape(m.group(1))}(?![\w-])", said) is None
 
 
 def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: StageContext) -> bool:

@@ -229,15 +229,20 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
     """How a clue may point at a sentence of a block: its rank ("the third sentence"), first when
     counting up to it is short and crosses no doubtful cut; its first words (a few, no number, no
     leg page name, no other sentence of the block beginning alike)."""
-    sentences = [" ".join(s.split()) for s in sentences_of(block)]
+    raw = sentences_of(block)
+    sentences = [" ".join(s.split()) for s in raw]
     sentence = " ".join(sentence.split())
     if sentence not in sentences:
         return []
     k = sentences.index(sentence)
-    if MISSED_CUT.search(sentence):
-        return []   # a reader sees two sentences here: neither rank nor first words say which one is meant
+    if MISSED_CUT.search(sentence) or "\n" in raw[k]:
+        return []   # a reader sees two sentences here (or a heading and a sentence): neither rank nor
+        #             first words say which one is meant
     counted = sentence_rank_ref(k + 1)
-    doubtful = any(DOUBTFUL_CUT.search(s) or MISSED_CUT.search(s) for s in sentences[:k])
+    # a line break inside a cut is a heading (or a list's line) glued to the sentence after it: one
+    # reader counts it as a sentence, another does not (blind race 6, R08: "the 31st sentence" of a
+    # section with the sub-heading "Privateers era", 1551 or 1544)
+    doubtful = any(DOUBTFUL_CUT.search(s) or MISSED_CUT.search(s) or "\n" in r for s, r in zip(sentences[:k], raw))
     safe = k < MAX_COUNTED and not doubtful
     refs = [counted] if safe else []
     words = sentence.split(" ")
