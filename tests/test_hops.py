@@ -314,3 +314,43 @@ def test_a_country_page_asks_no_names_question_of_a_sentence_naming_it_beside_ot
 ])
 def test_a_name_qualified_by_a_place_its_page_does_not_name_is_another_place(ctx, sentence, title, elsewhere):
     assert _qualified_elsewhere(sentence, title, ctx.page(title)) is elsewhere
+
+
+def test_a_name_heading_a_compound_the_page_links_to_is_no_mention(ctx):
+    """Blind race 6, R04: "evergreens (Aleppo pine, juniper, ...)" on Algeria's page links the tree
+    "Aleppo pine"; it names no city."""
+    from pipeline.stages.hops import _in_compound
+
+    sentence = ("The mountain regions contain large forests of evergreens (Aleppo pine, juniper, and evergreen oak) "
+                "and some deciduous trees.")
+    algeria = ctx.page("Algeria")
+    assert _in_compound(sentence, "Aleppo", algeria, ctx)
+    assert not _in_compound("Trade went from Aleppo to the coast.", "Aleppo", algeria, ctx)
+    assert not any(h.target == "Aleppo" and h.relation.sentence == sentence for h in named_hops(algeria, ctx))
+
+
+def test_an_unpaged_person_beside_a_person_hop_leaves_it_in_doubt(ctx):
+    """Blind race 6, R12: "The empire was founded by Sundiata Keita and became renowned for the wealth
+    of its monarchs, especially Mansa Musa." Sundiata Keita has no page, but a reader takes him for a
+    ruler too: "the ruler the sentence names" is two rulers, so no hop goes to Mansa Musa from it."""
+    from pipeline.stages.hops import _person_like
+
+    mali = ctx.page("Mali Empire")
+    sentence = "The empire was founded by Sundiata Keita and became renowned for the wealth of its monarchs"
+    assert not any(h.target == "Mansa Musa" and h.relation.sentence.startswith(sentence) for h in named_hops(mali, ctx))
+    assert _person_like("Sundiata Keita") and _person_like("John Smith")
+    assert not any(map(_person_like, ("Federal District", "Northern Ireland", "Mali", "Rio Grande Valley")))
+
+
+def test_a_city_named_in_a_list_of_states_is_the_state(ctx):
+    """Blind race 6, R09: Cerrado's "present in the states of Goiás, ..., São Paulo, Paraná and the
+    Federal District" names the state of São Paulo; no hop to the city's page is made from it."""
+    from pipeline.stages.hops import _among_regions
+
+    sentence = ("The Cerrado is a vast ecoregion of tropical savanna in central Brazil, being present in the states "
+                "of Goiás, Mato Grosso do Sul, Mato Grosso, Tocantins, Maranhão, Piauí, Bahia, Minas Gerais, São "
+                "Paulo, Paraná and the Federal District.")
+    assert _among_regions(sentence, "São Paulo", "city")
+    assert not _among_regions("She was born in São Paulo in 1950.", "São Paulo", "city")
+    assert not _among_regions(sentence, "São Paulo", "river")          # only cities share their states' names
+    assert not any(h.target == "São Paulo" for h in named_hops(ctx.page("Cerrado"), ctx))

@@ -28,9 +28,11 @@ from dataclasses import dataclass
 from pipeline.agents.solver import names_in
 from pipeline.clues import (
     EXTREMES,
+    KIND_CLASSES,
     MEASURE_LOOKUPS,
     MEASURES,
     could_be,
+    kin,
     kind_of,
     measure_value,
     noun_of,
@@ -208,7 +210,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                     continue
                 if page.title in named and could_be(kind, page.description, page.infobox_type):
                     continue   # "India, Sri Lanka and the Maldives" on India's page: two countries, or three?
-                if _country_doubt(sentence, title, kind) or _qualified_elsewhere(sentence, title, target):
+                if (_country_doubt(sentence, title, kind) or _qualified_elsewhere(sentence, title, target)
+                        or _in_compound(sentence, title, page, ctx) or _among_regions(sentence, title, kind)):
                     continue
                 alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
                 if any(_area_mention(sentence, t) for t in alike) or _unpaged_alike(sentence, kind, pages, page.title, ctx):
@@ -239,6 +242,35 @@ def _area_mention(sentence: str, title: str) -> bool:
     return False
 
 
+# the kinds of people (the person classes of ``KIND_CLASSES``): an unpaged person's name beside the target
+# may be one of the kind, and nothing the reader can read says it is not
+PERSON_WORDS = frozenset().union(*(c for c in KIND_CLASSES if c & {"king", "writer", "painter", "physicist", "actor",
+                                                                   "singer"}))
+# words that make a capitalised run the name of a thing, a place or a body, not of a person
+THING_WORDS = frozenset([
+    "River", "University", "Empire", "Kingdom", "Republic", "Company", "Party", "Church", "Island", "Islands",
+    "Mountains", "Sea", "Ocean", "Lake", "City", "County", "State", "States", "Province", "War", "Battle",
+    "Treaty", "Award", "Prize", "Museum", "Hotel", "Street", "Road", "Park", "Bridge", "Tower", "Palace",
+    "Castle", "Cathedral", "Temple", "Festival", "Records", "Books", "Press", "Times", "News", "Act", "Bank",
+    "Group", "Club", "Team", "Council", "Assembly", "Parliament", "Congress", "Court", "Department",
+    "Ministry", "Institute", "College", "School", "Academy", "Center", "Centre", "Hospital", "Airport",
+    "Station", "Port", "Bay", "Gulf", "Desert", "Valley", "Mount", "Peninsula", "Dynasty", "Revolution",
+    "Union", "League", "Association", "Society", "Foundation", "Corporation", "Inc", "Ltd", "Games", "Cup",
+    "Championship", "Olympics", "Series", "Show", "Album", "Film", "Age", "Era", "Period", "Basin", "North",
+    "South", "East", "West", "Northern", "Southern", "Eastern", "Western", "Central", "Great", "Old", "New",
+    "Middle", "Upper", "Lower", "District", "Region", "Territory", "Forest", "Plain", "Plains", "Coast",
+    "Federal",
+])
+
+
+def _person_like(name: str) -> bool:
+    """Could a reader take the unpaged name for a person's: two to four capitalised words, none a
+    thing's, a place's or a body's word, and no country."""
+    words = name.split()
+    return (2 <= len(words) <= 4 and all(w[:1].isupper() and w.replace("-", "").replace("'", "").isalpha() for w in words)
+            and not THING_WORDS & set(words) and not country_known(name))
+
+
 def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[str]:
     """The whole names of a sentence that have no page (``execute.NAME_RUN`` runs, a leading "The" or
     "In" left out): "the second of the three cities" counts only what pages say, so a name whose kind
@@ -253,6 +285,30 @@ def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[st
                 and ctx.store.resolve(name) is None):
             out.append(name)
     return out
+
+
+def _in_compound(sentence: str, title: str, page, ctx: StageContext) -> bool:
+    """Is the name the head of a compound the page links to or the snapshot holds ("Aleppo pine", a tree,
+    not the city: blind race 6, R04)? A name a lower-case word follows is otherwise a mention of it."""
+    m = re.search(rf"(?<![\w-]){re.escape(title)}\s+([a-z][\w-]*)", sentence)
+    if m is None:
+        return False
+    compound = f"{title} {m.group(1)}"
+    linked = {link.title.casefold() for link in page.links}
+    return compound.casefold() in linked or ctx.store.resolve(compound) is not None
+
+
+_REGION_LIST = re.compile(r"\b(?:states|provinces|regions|departments|prefectures|districts|counties|governorates|"
+                          r"territories|oblasts|cantons)\b", re.IGNORECASE)
+
+
+def _among_regions(sentence: str, title: str, kind: str) -> bool:
+    """Asked for a city, is the name in a list the sentence calls states, provinces or regions ("the
+    states of Goiás, ..., São Paulo, Paraná": the state, not the city; blind race 6, R09)?"""
+    if not could_be(kind, "city"):
+        return False
+    m = _REGION_LIST.search(sentence)
+    return m is not None and sentence.find(title, m.end()) >= 0
 
 
 def _qualified_elsewhere(sentence: str, title: str, target) -> bool:
@@ -276,11 +332,14 @@ def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: Stag
     * for kinds of the city class, in GeoNames: a city of ``UNPAGED_CITY`` people or more ("Pavia and
       Rome", "Busan, Daegu, and Incheon"). Whole names only: "Judge Davis" is no Davis, California."""
     city_kind = could_be(kind, "city")
-    gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir) if city_kind else None
+    person_kind = bool(kin(noun_of(kind)) & PERSON_WORDS)
+    gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir) if city_kind or person_kind else None
     for name in ctx.memo(f"unpaged_names|{origin}|{sentence}",
                          lambda: _unpaged_names(sentence, set(pages) | {origin}, ctx)):
-        if gaz is not None and gaz.city_population(name) >= UNPAGED_CITY:
+        if city_kind and gaz.city_population(name) >= UNPAGED_CITY:
             return True
+        if person_kind and _person_like(name) and not gaz.city_population(name):
+            return True   # "founded by Sundiata Keita ... especially Mansa Musa": two rulers (race 6, R12)
         for title in ctx.memo(f"completions|{name}", lambda name=name: _completions(name, ctx)):
             found = ctx.page(title)
             if found is not None and could_be(kind, found.description, found.infobox_type):
