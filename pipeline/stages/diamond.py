@@ -10,7 +10,7 @@ from pipeline.model import MERGE, ROUTE_INFO, Leg, Stop
 from pipeline.stages import link
 from pipeline.stages.base import Rejected, StageContext, reindex, rng_for
 from pipeline.stages.build import make_roadblock
-from pipeline.stages.prevalidate import compose_finish
+from pipeline.stages.prevalidate import asks_nothing, compose_finish
 from pipeline.tools.registry import absorbed
 
 
@@ -73,6 +73,10 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         except StopFailed as exc:
             reasons.append(f"{kind} on stop {source.index}: {exc}")
             absorbed(exc, f"the {kind} diamond on stop {source.index} not made for this attempt")
+            continue
+        if any(asks_nothing(b, b.value) for b in branches):
+            reasons.append(f"{kind} on stop {source.index}: a branch asks a distance from a place to itself "
+                           f"(blind race 7, R24)")
             continue
         if not ctx.settings.simulated_templates and any(t.provenance == "simulated" for t in calls):
             reasons.append(f"{kind} on stop {source.index}: a branch is answered by a simulated provider here "

@@ -76,6 +76,9 @@ def shown_number(text: str | None) -> int | None:
     return round(float(m.group(0).replace(",", ""))) if m else None
 
 
+_YEARS = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
+
+
 def infobox_facts(page: Page) -> list[Fact]:
     out: list[Fact] = []
     cryptocurrency = "crypto" in (page.infobox_type or "").lower()
@@ -100,6 +103,9 @@ def infobox_facts(page: Page) -> list[Fact]:
                 continue   # "1850; 1901 (reorganised)": which year is the founding a reader would copy?
             out.append(Fact(ex, "number", year, f.label, "number"))
         elif f.kind == "date" and f.date and len(f.date) == 10:
+            if len(set(_YEARS.findall(f.text or ""))) > 1:
+                continue   # "April 19, 1775 – September 3, 1783, Ratification effective: May 12, 1784": which
+                #            date does the infobox give? (blind race 7, R07)
             out.append(Fact(ex, "date", f.date, f.label, "date"))
         elif f.kind == "text":
             text = clean_text_value(f.text)
@@ -164,10 +170,25 @@ def named_country_facts(page: Page) -> list[Fact]:
             continue
         if len(names) > 1 and own in {country_key(n) for n in names}:
             continue   # "Tunisia ... with Italy ... and Malta" on Tunisia's page: three countries, or two?
+        if any(_heads_compound(sentence, name, page) for name in names):
+            continue   # "Norway rat" on the brown rat's page names a rat, not Norway (blind race 7, R20)
         for idx, name in enumerate(names):
             out.append(Fact(Extraction(source="prose", section="", sentence=sentence, name_index=idx), "text", name,
                             sentence, "country"))
     return out
+
+
+def _heads_compound(sentence: str, name: str, page: Page) -> bool:
+    """Does the name head a compound: one the page links to or is also called, or one of the page's
+    own subject ("Norway rat" on the brown rat's page names a rat, not Norway)?"""
+    m = re.search(rf"(?<![\w-]){re.escape(name)}\s+([a-z][\w-]*)", sentence)
+    if m is None:
+        return False
+    word = m.group(1)
+    compound = f"{name} {word}".casefold()
+    head = subject_name(page.title).split()[-1].casefold()
+    return (compound in {link.title.casefold() for link in page.links} | {a.casefold() for a in page.aliases}
+            or word in (head, head + "s"))
 
 
 # what a page about a place or a country says it is (short description or infobox type)
