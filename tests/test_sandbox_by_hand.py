@@ -163,7 +163,7 @@ def test_private_paths(monkeypatch, tmp_path):
     (tmp_path / "alias").symlink_to(tmp_path / "extra")
     from pipeline.config import PROJECT_ROOT
     expected = {os.path.realpath(str(PROJECT_ROOT)), str(tmp_path / "home"), "/root", "/home", str(tmp_path / "extra")}
-    assert sandbox._private_paths((str(tmp_path / "alias"), "", "/")) == sorted(expected)
+    assert sandbox.private_paths((str(tmp_path / "alias"), "", "/")) == sorted(expected)
 
 
 def fake_interpreter(monkeypatch, tmp_path):
@@ -217,7 +217,7 @@ def test_interpreter_paths(monkeypatch, tmp_path):
     from pipeline.config import PROJECT_ROOT
     project = os.path.realpath(str(PROJECT_ROOT))
     with_other_fs = sandbox.interpreter_paths(hidden, other_filesystems=True)
-    assert set(with_other_fs) - {project} == set(sandbox._outermost(
+    assert set(with_other_fs) - {project} == set(sandbox.outermost(
         {str(venv / "bin"), str(venv / "lib" / "site-packages"), *elsewhere})) - {project}
     assert (project in with_other_fs) == (os.stat(project).st_dev != root)
     # defaults: hidden under /tmp, not looking at other filesystems

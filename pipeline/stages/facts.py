@@ -178,16 +178,27 @@ def named_country_facts(page: Page) -> list[Fact]:
     return out
 
 
+def word_after(sentence: str, name: str) -> str | None:
+    """The lower-case word right after ``name`` in the sentence ("pine" in "Aleppo pine"), if any: with
+    the name it may be a compound that names another thing."""
+    m = re.search(rf"(?<![\w-]){re.escape(name)}\s+([a-z][\w-]*)", sentence)
+    return m.group(1) if m else None
+
+
+def links_to(page: Page, title: str) -> bool:
+    """Does the page link to ``title`` (whatever the case)?"""
+    return title.casefold() in {link.title.casefold() for link in page.links}
+
+
 def _heads_compound(sentence: str, name: str, page: Page) -> bool:
     """Does the name head a compound: one the page links to or is also called, or one of the page's
     own subject ("Norway rat" on the brown rat's page names a rat, not Norway)?"""
-    m = re.search(rf"(?<![\w-]){re.escape(name)}\s+([a-z][\w-]*)", sentence)
-    if m is None:
+    word = word_after(sentence, name)
+    if word is None:
         return False
-    word = m.group(1)
-    compound = f"{name} {word}".casefold()
+    compound = f"{name} {word}"
     head = subject_name(page.title).split()[-1].casefold()
-    return (compound in {link.title.casefold() for link in page.links} | {a.casefold() for a in page.aliases}
+    return (links_to(page, compound) or compound.casefold() in {a.casefold() for a in page.aliases}
             or word in (head, head + "s"))
 
 

@@ -43,7 +43,7 @@ from pipeline.execute import NAME_RUN, NOT_NAMES, countries_named, country_known
 from pipeline.model import Relation
 from pipeline.snapshot.store import ASCII_LOWER
 from pipeline.stages.base import StageContext
-from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose
+from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose, links_to, word_after
 from pipeline.stages.verbalize import probe_finds, relation_phrases, skip_probe_words
 from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.world.gazetteer import gazetteer
@@ -290,12 +290,11 @@ def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[st
 def _in_compound(sentence: str, title: str, page, ctx: StageContext) -> bool:
     """Is the name the head of a compound the page links to or the snapshot holds ("Aleppo pine", a tree,
     not the city: blind race 6, R04)? A name a lower-case word follows is otherwise a mention of it."""
-    m = re.search(rf"(?<![\w-]){re.escape(title)}\s+([a-z][\w-]*)", sentence)
-    if m is None:
+    word = word_after(sentence, title)
+    if word is None:
         return False
-    compound = f"{title} {m.group(1)}"
-    linked = {link.title.casefold() for link in page.links}
-    return compound.casefold() in linked or ctx.store.resolve(compound) is not None
+    compound = f"{title} {word}"
+    return links_to(page, compound) or ctx.store.resolve(compound) is not None
 
 
 _REGION_LIST = re.compile(r"\b(?:states|provinces|regions|departments|prefectures|districts|counties|governorates|"

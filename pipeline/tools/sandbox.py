@@ -209,7 +209,7 @@ def interpreter_paths(hidden_roots: tuple[str, ...] = HIDDEN_ROOTS, other_filesy
         hidden = any(_under(variant, root) for root in hidden_roots)
         if hidden or (other_filesystems and os.stat(variant).st_dev != root_dev):
             found.add(variant)
-    return _outermost(found)
+    return outermost(found)
 
 
 def _interpreter_candidates() -> list[str]:
@@ -234,7 +234,7 @@ def _path_variants(paths: list[str]) -> set[str]:
     return out
 
 
-def _outermost(paths) -> list[str]:
+def outermost(paths) -> list[str]:
     kept: list[str] = []
     for path in sorted(paths):  # parents sort before their children
         if not any(_under(path, k) for k in kept):
@@ -242,7 +242,7 @@ def _outermost(paths) -> list[str]:
     return kept
 
 
-def _private_paths(extra: tuple[str, ...] = ()) -> list[str]:
+def private_paths(extra: tuple[str, ...] = ()) -> list[str]:
     """What the code must never see even if it lies under a bound folder: the project checkout
     (its data/, snapshots, caches), the home folders, and whatever the caller adds."""
     paths = [str(PROJECT_ROOT), str(Path.home()), "/root", "/home", *map(str, extra)]
@@ -277,8 +277,8 @@ def sandbox_mounts(private: tuple[str, ...] = ()) -> list[Mount]:
     system += [p for p in SYSTEM_FILES if os.path.isfile(p)]
     # Folders the code walks in already (a path through /lib -> usr/lib lands in the bound /usr).
     reach = [os.path.realpath(p) for p in system] + system + [m.path for m in steps]
-    hidden = _private_paths(private)
-    interpreter = [p for p in _outermost(_path_variants(_interpreter_candidates()))
+    hidden = private_paths(private)
+    interpreter = [p for p in outermost(_path_variants(_interpreter_candidates()))
                    if not any(_under(p, s) for s in reach)
                    or any(_under(p, h) and _under(h, s) for h in hidden for s in reach)]
     for path in interpreter:
@@ -667,4 +667,4 @@ def _kill(proc: subprocess.Popen, isolation: str) -> None:
 
 __all__ = ["SANDBOX_WORKDIR", "Mount", "SandboxResult", "SandboxUnavailable", "available_isolations",
            "best_isolation", "choose_isolation", "interpreter_paths", "isolation_available",
-           "missing_sandbox_message", "run_python", "sandbox_mounts"]
+           "missing_sandbox_message", "outermost", "private_paths", "run_python", "sandbox_mounts"]

@@ -32,8 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pipeline.config import PROJECT_ROOT
-from pipeline.tools.sandbox import interpreter_paths
+from pipeline.tools.sandbox import interpreter_paths, outermost, private_paths
 
 STEP_TIMEOUT_S = 20
 OUTPUT_CAP = 64_000
@@ -94,7 +93,6 @@ class StepResult:
 # (/work, /srv, /mnt, /media, a machine's own /data) is where checkouts, runs and datasets live.
 SYSTEM_TOP = frozenset({"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt", "proc",
                         "run", "sbin", "sys", "tmp", "usr", "var"})
-HOME_FOLDERS = ("/root", "/home")
 ETC_SECRETS = ("/etc/ssl/private", "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
                "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key")
 PASSWORD_FILES = ("shadow", "gshadow", "shadow-", "gshadow-")
@@ -102,16 +100,11 @@ _FRESH_ROOTS = ("/tmp", "/run", "/dev", "/proc")
 
 
 def masked_host_paths(private: tuple[str, ...] = ()) -> list[str]:
-    """What a session sees empty: home folders, non-system top-level entries, the checkout, the
-    caller's ``private`` folders, /etc's keys. Outermost only (a masked parent hides its children)."""
-    top = [f"/{name}" for name in sorted(os.listdir("/")) if name not in SYSTEM_TOP]
-    wanted = [*HOME_FOLDERS, *top, str(PROJECT_ROOT), str(Path.home()), *private, *ETC_SECRETS]
-    paths = {os.path.abspath(p) for p in wanted if p} | {os.path.realpath(p) for p in wanted if p}
-    kept: list[str] = []
-    for path in sorted(paths - {"/"}):
-        if not any(path == k or path.startswith(k + "/") for k in kept):
-            kept.append(path)
-    return kept
+    """What a session sees empty: what the code sandbox never shows (the checkout, home folders, the
+    caller's ``private`` folders: ``tools.sandbox.private_paths``), every non-system top-level entry and
+    /etc's keys. Outermost only (a masked parent hides its children)."""
+    top = [f"/{name}" for name in os.listdir("/") if name not in SYSTEM_TOP]
+    return outermost({*private_paths(tuple(private)), *top, *ETC_SECRETS} - {"/"})
 
 
 def hidden_host_paths(masked: list[str] | None = None) -> list[str]:
