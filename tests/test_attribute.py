@@ -99,10 +99,10 @@ def math_run(base):
     from pipeline.tasks.common import build_task_set, read_task_rows
     path, env = base
     settings = load_settings(cache_path=path / "cache.sqlite")
-    report = build_task_set("math", 20, 1, path / "math", settings)
+    report = build_task_set("math", 10, 1, path / "math", settings)
     assert not report.failures
     rows = read_task_rows(path / "math")
-    assert len(rows) == 20
+    assert len(rows) == 10
     solutions = task_solutions(rows)
     url, httpd = serve(BEHAVIOURS, solutions)
     try:
@@ -182,11 +182,11 @@ def test_math_outcomes_follow_the_programmed_draws(math_run):
 
 def test_math_shapley_values_match_the_paper_values(math_run):
     doc = math_run["doc"]
-    assert doc["n_items"] == 20 and len(doc["pairs"]) == 4
+    assert doc["n_items"] == 10 and len(doc["pairs"]) == 4
     for default in ("weak", "weak2"):
         for test in ("strong", "mixed"):
             entry = pair(doc, default, test)
-            assert entry["method"] == "exact" and entry["configurations_run"] == 16 and entry["n_tasks"] == 20
+            assert entry["method"] == "exact" and entry["configurations_run"] == 16 and entry["n_tasks"] == 10
             assert not entry["dropped"]
             check_within_intervals(entry, expected_shapley(default, test))
     expected = expected_shapley("weak", "strong")
@@ -236,7 +236,7 @@ def test_math_best_predicted_and_ranking_consistency(math_run):
 
 def test_math_outputs(math_run):
     rows = trial_rows(math_run["out"])
-    assert len(rows) == 4 * 16 * 20
+    assert len(rows) == 4 * 16 * 10
     assert {r["config"] for r in rows} == {"".join(LETTER[r] + ("t" if r in s else "d") for r in ROLES)
                                            for s in all_subsets(ROLES)}
     assert all(r["tokens"] and r["tokens"] > 0 for r in rows)
@@ -248,7 +248,7 @@ def test_math_outputs(math_run):
     assert "Best measured" in page and "Predicted by the Shapley values" in page
     assert "Shapley" in math_run["stdout"] and "best measured" in math_run["stdout"]
     print(math_run["stdout"])
-    print(f"math attribution: 4 pairs x 16 configurations x 20 tasks in {math_run['wall']:.1f} s")
+    print(f"math attribution: 4 pairs x 16 configurations x 10 tasks in {math_run['wall']:.1f} s")
 
 
 def test_a_rerun_resumes_from_finished_trials(math_run, base, tmp_path):
