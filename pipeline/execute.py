@@ -10,6 +10,7 @@ finish line evaluate an expression over stop references. All tool calls go throu
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -132,6 +133,13 @@ def country_like(text: str) -> list[str]:
 
 
 def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[str] | None:
+    """``read_countries`` (memoised: plan and verbalize read the same sentences thousands of times)."""
+    found = read_countries(sentence, is_country)
+    return None if found is None else list(found)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def read_countries(sentence: str, is_country: Callable[[str], bool]) -> tuple[str, ...] | None:
     """The countries a sentence names, in order, each a whole run of capitalised words that
     ``is_country`` knows ("France and Germany" is two). None when a run holds a country inside a
     longer name ("New Mexico", "United States Army"), or when the sentence names a region, a
@@ -172,7 +180,7 @@ def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[st
         return None
     if len({country_key(name) for name in out}) != len(set(out)):
         return None   # "Israel, officially the State of Israel": one country or two? (a blind racer counted two)
-    return out
+    return tuple(out)
 
 
 # a lowercase kind of place right after a name makes the name a feature's, not a country's ("Mali rivers")

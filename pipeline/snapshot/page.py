@@ -43,6 +43,13 @@ def name_regex(name: str) -> re.Pattern:
     return re.compile(name_pattern(name), re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=1 << 15)
+def compiled(pattern: str, flags: int = 0) -> re.Pattern:
+    """``re.compile`` kept for patterns built from names (re's own cache holds 512 and a run builds
+    tens of thousands, so it compiled most of them again and again)."""
+    return re.compile(pattern, flags)
+
+
 def subject_name(title: str) -> str:
     """A page's subject as a name: its title without a parenthesised disambiguation
     ("Georgia (country)" -> "Georgia")."""

@@ -3,11 +3,14 @@ and re-indexing of stops (used when stages drop or insert stops)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 import random
+import sqlite3
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pipeline import expressions, refs
@@ -19,7 +22,7 @@ from pipeline.model import Leg, Stop
 from pipeline.refs import value_inputs
 from pipeline.snapshot.store import MalformedPage, SnapshotStore
 from pipeline.tools.registry import Toolbox
-from pipeline.versions import code_version, data_version
+from pipeline.versions import answer_settings, code_version, data_version
 
 STAGES = ("crawl", "plan", "build", "prevalidate", "link", "diamond", "golden", "verbalize")
 
@@ -29,6 +32,53 @@ class Rejected(Exception):
 
 
 PAGE_CACHE = 4096   # parsed pages a context keeps (a page's JSON parse was 5% of a run)
+
+
+class KeptStore:
+    """Values by item (a page title) in one SQLite file, written as computed (``StageContext.kept``).
+    Processes share it (WAL, a busy timeout; the first writer of an item wins, and every writer
+    computes the same value); an unreadable file or row is computed again, a read-only folder
+    keeps nothing."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=OFF")
+            db.execute("CREATE TABLE IF NOT EXISTS kept (item TEXT PRIMARY KEY, value BLOB NOT NULL)")
+            self._db = db
+        except sqlite3.Error:
+            self._db = None
+
+    def get_or_compute(self, item: str, compute):
+        if self._db is not None:
+            try:
+                with self._lock:
+                    row = self._db.execute("SELECT value FROM kept WHERE item = ?", (item,)).fetchone()
+                if row is not None:
+                    return pickle.loads(row[0])
+            except (sqlite3.Error, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError,
+                    ValueError):
+                pass
+        value = compute()
+        if self._db is not None:
+            try:
+                with self._lock:
+                    self._db.execute("INSERT OR IGNORE INTO kept (item, value) VALUES (?, ?)",
+                                     (item, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
+            except sqlite3.Error:
+                pass
+        return value
+
+
+# derived data loaded in this process, by file and its modification time and size (its name holds
+# every key it depends on; the time and size tell a file written again): a second context of the same process (the runs of a release, a benchmark's
+# legs one by one) does not unpickle it again; read-only to every reader
+_DERIVED_LOADED: dict[tuple[Path, int, int], Any] = {}
 
 
 @dataclass
@@ -105,7 +155,12 @@ class StageContext:
             key = f"{self.store.hash[:16]}-{data}-{code_version(self.settings)}"
             path = self.settings.derived_dir / f"{name}-{key}.pickle"
             try:
-                return pickle.loads(path.read_bytes())
+                stat = path.stat()
+                seen = (path, stat.st_mtime_ns, stat.st_size)
+                if seen in _DERIVED_LOADED:
+                    return _DERIVED_LOADED[seen]
+                _DERIVED_LOADED[seen] = value = pickle.loads(path.read_bytes())
+                return value
             except FileNotFoundError:
                 pass
             except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
@@ -120,6 +175,31 @@ class StageContext:
                 pass   # a read-only cache folder costs time, not correctness
             return value
         return self.memo(f"derived|{name}", load_or_compute)
+
+    def kept(self, name: str, item: str, compute):
+        """``memo_unfaulted`` for a per-page value that depends only on the snapshot, the tool world,
+        the code and the settings that change answers (a page's hops): kept on disk as pages are met
+        (one SQLite file per name and key beside ``derived``), so a later process reads what any
+        earlier one computed. Never under fault injection (a faulted value is one leg's, not the
+        snapshot's), nor with a live backend, whose answers are not the snapshot's to keep."""
+        if getattr(self.toolbox, "faults", None) is not None:
+            return compute()
+        if self._live():
+            return self.memo(f"{name}|{item}", compute)
+        return self.memo(f"{name}|{item}", lambda: self._kept_store(name).get_or_compute(item, compute))
+
+    def _live(self) -> bool:
+        return self.settings.default_backend != "offline" or any(
+            b != "offline" for b in self.settings.backends.values())
+
+    def _kept_store(self, name: str) -> KeptStore:
+        def open_store() -> KeptStore:
+            settings = hashlib.sha256(json.dumps(answer_settings(self.settings), sort_keys=True,
+                                                 default=str).encode()).hexdigest()[:8]
+            data = hashlib.sha256(data_version(self.settings).encode()).hexdigest()[:8]
+            key = f"{self.store.hash[:16]}-{data}-{settings}-{code_version(self.settings)}"
+            return KeptStore(self.settings.derived_dir / f"{name}-{key}.sqlite")
+        return self.memo(f"kept-store|{name}", open_store)
 
     def memo_unfaulted(self, key: str, compute):
         """``memo`` for a value read through tools, kept only when faults are not being injected. Injected

@@ -72,7 +72,7 @@ def mentioned_by(title: str, ctx: StageContext) -> list[str]:
             for target in profile.named:
                 index[target].append(source)
         return dict(index)
-    return ctx.memo("mentioned_by", compute).get(title, [])
+    return ctx.derived("mentioned_by", compute).get(title, [])
 
 
 def bridge_degree(title: str, ctx: StageContext) -> int:
@@ -86,7 +86,7 @@ def bridge_degree(title: str, ctx: StageContext) -> int:
                 degree[target] += 1
             degree[source] += len(profile.named)
         return dict(degree)
-    return ctx.memo("bridge_degree", compute).get(title, 0)
+    return ctx.derived("bridge_degree", compute).get(title, 0)
 
 
 def seed_candidates(ctx: StageContext, modes: tuple[str, ...] = ("infobox",)) -> list[str]:

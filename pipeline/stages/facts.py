@@ -21,7 +21,7 @@ from pipeline.execute import (
     parse_number,
 )
 from pipeline.model import Extraction
-from pipeline.snapshot.page import Page, subject_name
+from pipeline.snapshot.page import Page, compiled, subject_name
 
 PLACE_FIELDS = re.compile(
     r"^(birth_?place|death_?place|place_of_birth|place_of_death|location|city|hometown|origin|"
@@ -181,7 +181,7 @@ def named_country_facts(page: Page) -> list[Fact]:
 def word_after(sentence: str, name: str) -> str | None:
     """The lower-case word right after ``name`` in the sentence ("pine" in "Aleppo pine"), if any: with
     the name it may be a compound that names another thing."""
-    m = re.search(rf"(?<![\w-]){re.escape(name)}\s+([a-z][\w-]*)", sentence)
+    m = compiled(rf"(?<![\w-]){re.escape(name)}\s+([a-z][\w-]*)").search(sentence)
     return m.group(1) if m else None
 
 

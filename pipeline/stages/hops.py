@@ -41,6 +41,7 @@ from pipeline.clues import (
 )
 from pipeline.execute import NAME_RUN, NOT_NAMES, countries_named, country_known, country_like, get_path
 from pipeline.model import Relation
+from pipeline.snapshot.page import compiled
 from pipeline.snapshot.store import ASCII_LOWER
 from pipeline.stages.base import StageContext
 from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose, links_to, word_after
@@ -132,7 +133,7 @@ def common_noun(title: str, ctx: StageContext) -> bool:
         page = ctx.page(title)
         lower = title.lower()
         return (page is not None and lower != title and title[1:] == title[1:].lower()   # sentence case
-                and re.search(rf"(?<![\w-]){re.escape(lower)}(?:s|es)?(?![\w-])", page.lead or "") is not None)
+                and compiled(rf"(?<![\w-]){re.escape(lower)}(?:s|es)?(?![\w-])").search(page.lead or "") is not None)
     return ctx.memo(f"common_noun|{title}", compute)
 
 
@@ -313,11 +314,11 @@ def _among_regions(sentence: str, title: str, kind: str) -> bool:
 def _qualified_elsewhere(sentence: str, title: str, target) -> bool:
     """Is the name qualified by a place its page does not say it lies in ("Athens, Texas" where the
     page is Greece's Athens: another city, blind race 6, R05)? "Paris, France" on Paris's page is fine."""
-    m = re.search(rf"(?<![\w-]){re.escape(title)},\s+([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)", sentence)
+    m = compiled(rf"(?<![\w-]){re.escape(title)},\s+([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)").search(sentence)
     if m is None:
         return False
     said = f"{target.description or ''} {target.lead or ''}"
-    return re.search(rf"(?<![\w-]){re.escape(m.group(1))}(?![\w-])", said) is None
+    return compiled(rf"(?<![\w-]){re.escape(m.group(1))}(?![\w-])").search(said) is None
 
 
 def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: StageContext) -> bool:
@@ -485,5 +486,18 @@ def hops_from(title: str, ctx: StageContext) -> list[Hop]:
         page = ctx.page(title)
         if page is None:
             return []
-        return named_hops(page, ctx) + infobox_hops(page, ctx) + choice_hops(page, ctx) + described_hops(page, ctx)
-    return ctx.memo_unfaulted(f"hops|{title}", compute)
+        return named_hops(page, ctx) + infobox_hops(page, ctx) + page_choice_hops(title, ctx) + described_hops(page, ctx)
+    return ctx.kept("hops", title, compute)
+
+
+def page_choice_hops(title: str, ctx: StageContext) -> list[Hop]:
+    """The choice hops out of a page (memoised per context): far cheaper than all its hops."""
+    def compute() -> list[Hop]:
+        page = ctx.page(title)
+        return choice_hops(page, ctx) if page is not None else []
+    return ctx.kept("choice_hops", title, compute)
+
+
+def offers_choice(title: str, ctx: StageContext) -> bool:
+    """Does a choice hop leave the page? (what plan's walk looks one page ahead for while choices are owed)"""
+    return bool(page_choice_hops(title, ctx))

@@ -7,7 +7,7 @@ from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, resolved
 from pipeline.stages.crawl import bridge_degree
 from pipeline.stages.facts import hop_modes, page_facts
-from pipeline.stages.hops import hops_from, walkable
+from pipeline.stages.hops import hops_from, offers_choice, walkable
 from pipeline.stages.llm_steps import plan_route
 
 HUB_MENTIONS = 20   # a page named by this many pages (France, Latin) is a hub: routes look past it
@@ -34,7 +34,7 @@ def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
     def compute() -> list:
         page = ctx.page(title)
         return [f for f in (resolved(f, ctx, page) for f in page_facts(page, modes)) if f] if page else []
-    return ctx.memo_unfaulted(f"usable_facts|{','.join(modes)}|{title}", compute)
+    return ctx.kept('usable_facts-' + '+'.join(modes), title, compute)
 
 
 def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: tuple[str, ...],
@@ -51,23 +51,23 @@ def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: t
         if budget[0] < 0:
             return None
         options = [h for h in hops_from(route[-1], ctx)
-                   if h.target not in route and usable_facts(h.target, ctx, hop_modes(modes))
-                   and walkable(h, route[-1], route[1:] + [h.target], ctx)]
+                   if h.target not in route and usable_facts(h.target, ctx, hop_modes(modes))]
         if choices_left >= n_hops - len(relations):
             options = [h for h in options if h.relation.kind == "choice"]
         def weight(h) -> float:   # hubs seldom; while choices are owed, toward choices and pages that offer one
             w = 1.0 / (1 + bridge_degree(h.target, ctx))
             if choices_left > 0:
-                w *= (8.0 if h.relation.kind == "choice" else 1.0) * (
-                    4.0 if any(o.relation.kind == "choice" for o in hops_from(h.target, ctx)) else 1.0)
+                w *= (8.0 if h.relation.kind == "choice" else 1.0) * (4.0 if offers_choice(h.target, ctx) else 1.0)
             return w
         weights = [weight(h) for h in options]
-        order = []
-        while options and len(order) < 6:
+        tried = 0
+        while options and tried < 6:   # up to six walkable options, drawn by weight (the check is dear: drawn first)
             k = rng.choices(range(len(options)), weights=weights)[0]
-            order.append(options.pop(k))
+            h = options.pop(k)
             weights.pop(k)
-        for h in order:
+            if not walkable(h, route[-1], route[1:] + [h.target], ctx):
+                continue
+            tried += 1
             found = extend(route + [h.target], relations + [h.relation], choices_left - (h.relation.kind == "choice"))
             if found:
                 return found
