@@ -5,13 +5,15 @@ bytes. Prints; never fails on a time.
     python benchmarks/scale_out.py [--count 10 | --release] [--seed 1] [--workers 1 2]
 
 The page profiles (derived from the snapshot and the code once, then loaded) are made before the
-first timing, so both clusters start alike. On a machine with other work running, the speed-up
+first timing, and each cluster starts from its own copy of them with an empty hop store
+(``StageContext.kept``, filled as pages are met), so both clusters start alike. On a machine with other work running, the speed-up
 measures that work too: run it on an idle machine.
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
+import shutil
 import sys
 import tempfile
 import time
@@ -37,11 +39,14 @@ def main() -> None:
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="legwork-scale-"))
-    _profiles(StageContext.create(load_settings(cache_path=tmp / "warm.sqlite")))   # derived once, as in any run
+    warm = StageContext.create(load_settings(cache_path=tmp / "warm.sqlite"))
+    _profiles(warm)   # derived once, as in any run
     times = {}
     counts = RELEASE_COUNTS if args.release else {"linear": args.count, "dag": args.count}
     for n in args.workers:
-        settings = load_settings(cache_path=tmp / f"cache-{n}.sqlite")
+        derived = tmp / f"derived-{n}"   # the derived data, without the hop stores an earlier run filled
+        shutil.copytree(warm.settings.derived_dir, derived, ignore=shutil.ignore_patterns("*.sqlite*", "*.tmp"))
+        settings = load_settings(cache_path=tmp / f"cache-{n}.sqlite", derived_dir=derived)
         runs = [(params, tmp / f"dask-{n}" / folder) for params, folder in release_runs(args.seed, counts)]
         t0 = time.perf_counter()
         outcomes = run_all(runs, settings, workers=n, dask=True)
