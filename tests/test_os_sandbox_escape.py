@@ -6,6 +6,7 @@ folders a Linux system does not have, a dataset being raced, the password hashes
 control that shows it reaches its target where nothing hides it."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.agents.runtime import race, register_agent
+from pipeline.agents.trial import TrialResult
 from pipeline.config import PROJECT_ROOT
 from pipeline.tasks.os.sandbox import locked_passwords, run_session, sandbox_available
 
@@ -96,3 +99,38 @@ def test_the_sandbox_runs_where_the_machine_can_build_it():
     if not can:
         pytest.skip("this machine cannot build the OS sandbox")
     assert sandbox_available()
+
+
+PROBE_FILE = "answers.json"
+
+
+@register_agent("sandbox-probe", ("os",))
+async def _probe_agent(env, ctx):
+    """Reads the raced dataset's answers and lists the race's records from inside its session."""
+    folder = os.environ["LEGWORK_TEST_RACED"]
+    out = env.act("bash", {"command": f"cat {folder}/{PROBE_FILE}; ls -A {env.log.path.parent.parent}"})
+    return TrialResult(env.item_id, ctx.label, ctx.seed, out, env.log.calls)
+
+
+@needs_sandbox
+def test_an_os_race_hides_its_dataset_and_its_records(dataset_folder, tmp_path, monkeypatch):
+    """A race of an OS task set read from a folder on the host's root (/var/tmp): the agent's commands
+    see neither the set's folder nor the race's own records; the same command outside a race does."""
+    from pipeline.config import load_settings
+    from pipeline.tasks.common import build_task_set, read_task_rows
+    build_task_set("os", 1, 3, dataset_folder / "os", load_settings(cache_path=tmp_path / "c.sqlite"))
+    [row] = read_task_rows(dataset_folder / "os")
+    out = dataset_folder / "runs"
+    out.mkdir()
+    (out / "earlier-trial.json").write_text('{"answer": 4242}')
+    monkeypatch.setenv("LEGWORK_TEST_RACED", str(dataset_folder))
+    control = session(f"cat {dataset_folder}/{PROBE_FILE}; ls -A {out}")
+    assert "7319" in control.stdout and "earlier-trial.json" in control.stdout   # the host shows both
+    [trial], _ = asyncio.run(race([row], "sandbox-probe", out, private=(str(dataset_folder / "os"),)))
+    seen = json.loads((trial / "trial.json").read_text())["answer"]
+    assert "earlier-trial.json" not in seen and "7319" in seen   # the records hidden; the folder above is not
+    (dataset_folder / "os" / PROBE_FILE).write_text(json.dumps({"leg_b": 5150}))
+    monkeypatch.setenv("LEGWORK_TEST_RACED", str(dataset_folder / "os"))
+    [trial], _ = asyncio.run(race([row], "sandbox-probe", tmp_path / "runs2", private=(str(dataset_folder / "os"),)))
+    seen = json.loads((trial / "trial.json").read_text())["answer"]
+    assert "5150" not in seen and "No such file" in seen

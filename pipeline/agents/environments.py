@@ -124,6 +124,7 @@ class Environment:
     item_key = "task_id"          # the record's field naming the item
     system_prompt = ""
     max_steps = 10
+    private: tuple[str, ...] = ()   # host folders shown empty to commands run on a view of the host
 
     def __init__(self, log: ToolLog, toolbox=None):
         self.log, self.toolbox = log, toolbox
@@ -534,7 +535,7 @@ class OsEnv(TaskEnv):
             return text
         self.commands.append(command)
         steps = self._setup() + [(f"cmd{i}", c) for i, c in enumerate(self.commands)]
-        last = run_session(steps)[-1]
+        last = run_session(steps, private=self.private)[-1]
         output = (last.stdout + last.stderr)[:OBSERVATION_CHARS]
         text = canonical_json({"exit_code": last.exit_code, "output": output})
         self.log.record("bash", {"command": command}, last.exit_code == 0, text)
@@ -571,7 +572,7 @@ class OsEnv(TaskEnv):
             return Judgement(True, ok, "answer matches evaluation.match" if ok else
                              f"answer {str(self.answer)[:60]!r} is not the expected one")
         steps = self._setup() + [(f"cmd{i}", c) for i, c in enumerate(self.commands)]
-        check = run_session(steps + [("check", agentbench.check_script(self.task))])[-1]
+        check = run_session(steps + [("check", agentbench.check_script(self.task))], private=self.private)[-1]
         ok = check.exit_code == 0
         return Judgement(True, ok, f"check script exit {check.exit_code} after {len(self.commands)} commands")
 
@@ -669,14 +670,19 @@ ENVIRONMENTS: dict[str, type[Environment]] = {"legs": LegEnv, "math": MathEnv, "
 TASK_FAMILIES = ("math", "atp", "os", "git")
 
 
-def environment_for(item, log: ToolLog, toolbox=None) -> Environment:
-    """The environment of a ``Leg`` or of a task row (by its ``family``)."""
+def environment_for(item, log: ToolLog, toolbox=None, private: tuple[str, ...] = ()) -> Environment:
+    """The environment of a ``Leg`` or of a task row (by its ``family``). ``private``: host folders an
+    environment that runs the agent's commands on a view of the host must show empty (the dataset
+    being raced, the race's records)."""
     if isinstance(item, dict):
         family = item.get("family")
         if family not in TASK_FAMILIES:
             raise ValueError(f"no environment for family {family!r}")
-        return ENVIRONMENTS[family](item, log, toolbox)
-    return LegEnv(item, log, toolbox)
+        env = ENVIRONMENTS[family](item, log, toolbox)
+    else:
+        env = LegEnv(item, log, toolbox)
+    env.private = tuple(str(p) for p in private)
+    return env
 
 
 __all__ = ["ENVIRONMENTS", "LEG_SYSTEM_PROMPT", "OBSERVATION_CHARS", "TASK_FAMILIES", "AtpEnv", "Entry", "Environment",

@@ -161,8 +161,11 @@ def _check(agent: str, item) -> AgentSpec:
 
 
 async def run_trial_async(item, agent: str, out_dir: Path, *, toolbox=None, seed: int = 0, client=None,
-                          budget: Budget | None = None) -> Path:
-    """One agent on one leg or task row: ``tool_log.jsonl``, then ``trial.json``; returns the trial dir."""
+                          budget: Budget | None = None, private: tuple[str, ...] = ()) -> Path:
+    """One agent on one leg or task row: ``tool_log.jsonl``, then ``trial.json``; returns the trial dir.
+    ``private``: host folders the agent's commands must not see (``environment_for``); the trials'
+    own folder always among them."""
+    private = (*private, str(out_dir))
     spec = _check(agent, item)
     if spec.llm and budget is None:
         budget = Budget()
@@ -173,12 +176,12 @@ async def run_trial_async(item, agent: str, out_dir: Path, *, toolbox=None, seed
     env = None
     try:
         if spec.llm:
-            env = await asyncio.to_thread(environment_for, item, log, toolbox)
+            env = await asyncio.to_thread(environment_for, item, log, toolbox, private)
             result = await spec.run(env, ctx)
         else:
             def blocking() -> TrialResult:
                 nonlocal env
-                env = environment_for(item, log, toolbox)
+                env = environment_for(item, log, toolbox, private)
                 return asyncio.run(spec.run(env, ctx))
             result = await asyncio.to_thread(blocking)
     except Exception as exc:  # noqa: BLE001 - an agent crash is a failed trial with its reason, not a failed run
@@ -212,9 +215,11 @@ def trial_finished(out_dir: Path, label: str, item, seed: int) -> bool:
 
 async def race(items: list, agent: str, out_dir: Path, *, toolbox=None, seed: int = 0, client=None,
                budget: Budget | None = None, concurrency: int = 1,
-               on_trial: Callable[[Any, Path], None] | None = None) -> tuple[list[Path], int]:
+               on_trial: Callable[[Any, Path], None] | None = None,
+               private: tuple[str, ...] = ()) -> tuple[list[Path], int]:
     """Every item's trial, ``concurrency`` at a time; finished trials are skipped (a re-run resumes).
-    Returns the trial dirs in item order and how many were skipped."""
+    ``private``: the folders the items were read from (``run_trial_async``). Returns the trial dirs in
+    item order and how many were skipped."""
     gate = asyncio.Semaphore(max(1, concurrency))
     skipped = 0
     label = trial_label(agent, client)
@@ -228,7 +233,7 @@ async def race(items: list, agent: str, out_dir: Path, *, toolbox=None, seed: in
         async with gate:
             with fault_scope(name):   # each trial draws its own faults
                 d = await run_trial_async(item, agent, out_dir, toolbox=toolbox, seed=seed, client=client,
-                                          budget=budget)
+                                          budget=budget, private=private)
         if on_trial:
             on_trial(item, d)
         return d

@@ -140,7 +140,7 @@ def race_task_set(task_dir: Path, agent: str, out_dir: Path, *, settings=None, l
 
     budget = Budget(timeout_s=timeout_s, max_tokens=max_tokens, trial_tokens=trial_tokens)
     dirs, skipped = asyncio.run(race(rows, agent, out, toolbox=toolbox, seed=seed, client=client, budget=budget,
-                                     concurrency=workers, on_trial=report))
+                                     concurrency=workers, on_trial=report, private=(str(task_dir),)))
     return RaceSummary(dirs, skipped)
 
 
