@@ -215,10 +215,11 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
 
 
 MAX_COUNTED = 10    # past this many sentences, a reader is told the sentence's first words rather than its rank
-# a cut after an initial or an abbreviation ("Dwight D.", "B.B.", "Washington, D.C.") may not end a
-# sentence for a reader: counting sentences across it is not safe
+# a cut after an initial or an abbreviation ("Dwight D.", "B.B.", "Washington, D.C.", "viz.": blind
+# race 8, R08) may not end a sentence for a reader: counting sentences across it is not safe
 DOUBTFUL_CUT = re.compile(r"(?:\b[A-Z]\.|\b(?:[A-Za-z]\.){2,}|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|No|Nos|Co|Inc|Ltd|Corp|"
-                          r"Bros|Gen|Gov|Sen|Rep|Rev|Prof|Lt|Col|Capt|Sgt|Mt|Ft|vs|etc|approx|ca|c|Vol|pp|ed|eds|Op)\.)$")
+                          r"Bros|Gen|Gov|Sen|Rep|Rev|Prof|Lt|Col|Capt|Sgt|Mt|Ft|vs|etc|approx|ca|c|Vol|pp|ed|eds|Op|"
+                          r"viz|cf|al|esp|incl|fig|lit|resp|ibid|Fr|Sr|Messrs|Mme|Mlle|Hon|Pres|Adm|Maj|Cmdr)\.)$")
 
 # a sentence end the split does not cut at (a full stop inside quotes: '... "Brother Ray." He was ...')
 MISSED_CUT = re.compile(r"[.!?][\"”’)]\s+[A-Z]|[a-z]{2}[.!?][A-Z][a-z]")   # "...great apes.The family": a racer
