@@ -75,6 +75,8 @@ def _copy_project(dest: Path) -> Path:
 def _generate(project: Path, out: Path, cache: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEGWORK_")}
     env["PYTHONPATH"] = str(project)
+    # the checkout's derived data (keyed by the code version: the copy's own until its template is edited)
+    env["LEGWORK_DERIVED"] = str(load_settings().derived_dir)
     return subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", "easy", "--count", "1",
                            "--task-runner", "local", "--out", str(out), "--cache", str(cache)],
                           cwd=project, env=env, check=False, capture_output=True, text=True, timeout=600)
