@@ -104,6 +104,8 @@ COUNTRY_LIKE = frozenset((
     "Congo", "Macedonia", "Gaul", "Castile", "Aragon", "Bengal", "Punjab", "Kashmir", "Catalonia", "Quebec",
     "Greenland", "Hong Kong", "Macau", "Puerto Rico", "Manchuria", "Transylvania", "Flanders", "Bavaria", "Saxony",
     "Taiwan", "Kosovo", "Mughal Empire", "Russian Empire", "Carthage", "Babylon", "Assyria", "Sparta", "Scandinavia",
+    # a country's initials the country data does not know ("the PRC and India": China to a reader; blind race 8, R24)
+    "PRC", "ROC", "DPRK", "ROK", "US", "GDR", "FRG", "RSA", "KSA", "NZ", "SFRY", "UAR",
 ))
 # territories the country data lists beside sovereign states (ISO 3166-1 codes): a reader asked for "the
 # countries" a sentence names may leave New Caledonia out or count it, so a sentence naming one asks for none

@@ -23,3 +23,24 @@ def test_no_sentence_is_counted_across_an_abbreviation(abbreviation):
 def test_a_sentence_before_the_abbreviation_keeps_its_rank():
     refs = sentence_refs(SUNDARBANS, "It is among the largest in the world.", [])
     assert "the fourth sentence" in refs
+
+
+def test_a_country_by_its_initials_makes_a_sentence_name_no_countries():
+    """R24: "Japan and South Korea ... but increasingly the PRC and India ..." was asked as three
+    countries; "the PRC" is China to a reader, so the sentence cannot ask for its countries."""
+    from pipeline.execute import countries_named
+    from pipeline.stages.facts import country_known
+    sentence = ("Japan and South Korea continue to dominate in the area of multinational corporations, but "
+                "increasingly the PRC and India are making significant inroads.")
+    assert countries_named(sentence, country_known) is None
+    assert countries_named(sentence.replace("the PRC and ", ""), country_known) == ["Japan", "South Korea", "India"]
+
+
+def test_no_rank_is_counted_past_a_parenthesised_sentence():
+    """R24: "... in 1968. (NB: ... APEC). This ended ..." is three sentences to one reader, two to the
+    split: a sentence after it is not pointed at by its rank."""
+    block = ("Asia has many economies. Japan was the largest economy after surpassing Germany in 1968. (NB: A number "
+             "of supernational economies are larger, such as the European Union or APEC). Japan and South Korea "
+             "dominate the area of large corporations today.")
+    refs = sentence_refs(block, "Japan and South Korea dominate the area of large corporations today.", [])
+    assert refs and not any(r.endswith("sentence") for r in refs), refs

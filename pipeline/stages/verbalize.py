@@ -221,8 +221,9 @@ DOUBTFUL_CUT = re.compile(r"(?:\b[A-Z]\.|\b(?:[A-Za-z]\.){2,}|\b(?:Mr|Mrs|Ms|Dr|
                           r"Bros|Gen|Gov|Sen|Rep|Rev|Prof|Lt|Col|Capt|Sgt|Mt|Ft|vs|etc|approx|ca|c|Vol|pp|ed|eds|Op|"
                           r"viz|cf|al|esp|incl|fig|lit|resp|ibid|Fr|Sr|Messrs|Mme|Mlle|Hon|Pres|Adm|Maj|Cmdr)\.)$")
 
-# a sentence end the split does not cut at (a full stop inside quotes: '... "Brother Ray." He was ...')
-MISSED_CUT = re.compile(r"[.!?][\"”’)]\s+[A-Z]|[a-z]{2}[.!?][A-Z][a-z]")   # "...great apes.The family": a racer
+# a sentence end the split does not cut at (a full stop inside quotes: '... "Brother Ray." He was ...';
+# a parenthesised sentence after one: "... Singapore. (NB: ... APEC). Japan ...", blind race 8, R24)
+MISSED_CUT = re.compile(r"[.!?][\"”’)]\s+[A-Z]|[a-z]{2}[.!?][A-Z][a-z]|[.!?]\s+\([A-Z]")   # "...great apes.The family": a racer
 #                                                                              counted two sentences there
 
 
