@@ -51,14 +51,19 @@ def _profiles(ctx: StageContext) -> dict[str, _Profile]:
         out = {}
         for title in ctx.store.titles():
             page = ctx.page(title)
-            if page is None or not in_language(page, ctx.store.language):
-                continue
-            parts = {part: (bool(facts), any(f.role in ("place", "country") for f in facts))
-                     for part, facts in fact_parts(page).items()}
-            out[title] = _Profile(bool(page.infobox), tuple(l.title for l in page.links if l.in_snapshot),
-                                  tuple(mentions(page, ctx)), parts)
+            if page is not None and in_language(page, ctx.store.language):
+                out[title] = profile_of(page, ctx)
         return out
     return ctx.derived("page_profiles", compute)
+
+
+def profile_of(page, ctx: StageContext) -> _Profile:
+    """One page's profile: whether it has an infobox, its links and mentions inside the snapshot, and
+    per part (infobox, prose, ...) whether it offers a fact and a place or a country to fork."""
+    parts = {part: (bool(facts), any(f.role in ("place", "country") for f in facts))
+             for part, facts in fact_parts(page).items()}
+    return _Profile(bool(page.infobox), tuple(l.title for l in page.links if l.in_snapshot),
+                    tuple(mentions(page, ctx)), parts)
 
 
 def mentioned_by(title: str, ctx: StageContext) -> list[str]:
