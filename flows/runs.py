@@ -82,19 +82,8 @@ def run_all(runs: list[tuple[GenerationParams, Path]], settings: Settings, worke
     workers = max(1, workers or os.cpu_count() or 1)
     order = sorted(range(len(runs)), key=lambda i: _effort(runs[i][0]))
     if dask or dask_address:
-        import dask  # heavy and optional: only for Dask runs
-        from distributed import Client, LocalCluster
-        # A run is minutes of work: the scheduler hands one to a worker only when it is free (worker
-        # saturation 1.0, not 1.1's two a worker), longest first (``priority``), so no long run waits
-        # behind another on a busy worker while one idles. A local cluster's workers run without
-        # Dask's sampling profiler (a stack sample every 10 ms, taken under the GIL the run needs)
-        # and keep glibc's own trim threshold (Dask's 64 KiB one hands back memory a run's memo
-        # asks for again at once).
-        with dask.config.set({"distributed.scheduler.worker-saturation": 1.0,
-                              "distributed.worker.profile.enabled": False,
-                              "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
-            cluster = None if dask_address else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                             dashboard_address=None)
+        from distributed import Client  # heavy and optional: only for Dask runs
+        cluster = None if dask_address else local_cluster(workers)
         with Client(dask_address or cluster) as client:
             futures = {i: client.submit(run_one, runs[i][0], str(runs[i][1]), settings, pure=False,
                                         priority=len(order) - rank) for rank, i in enumerate(order)}
@@ -107,6 +96,22 @@ def run_all(runs: list[tuple[GenerationParams, Path]], settings: Settings, worke
     with _process_pool(workers) as pool:
         futures = {i: pool.submit(run_one, runs[i][0], str(runs[i][1]), settings) for i in order}
         return [futures[i].result() for i in range(len(runs))]
+
+
+def local_cluster(workers: int):
+    """A local Dask cluster of ``workers`` single-threaded processes, set up for runs (close it after).
+
+    A run is minutes of work: the scheduler hands one to a worker only when it is free (worker
+    saturation 1.0, not 1.1's two a worker), longest first (``priority``), so no long run waits
+    behind another on a busy worker while one idles. The workers run without Dask's sampling profiler
+    (a stack sample every 10 ms, taken under the GIL the run needs) and keep glibc's own trim
+    threshold (Dask's 64 KiB one hands back memory a run's memo asks for again at once)."""
+    import dask  # heavy and optional: only for Dask runs
+    from distributed import LocalCluster
+    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0,
+                          "distributed.worker.profile.enabled": False,
+                          "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
 
 
 def _process_pool(workers: int) -> Executor:

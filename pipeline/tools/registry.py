@@ -33,6 +33,23 @@ from pipeline.tools.spec import TOOLS, openai_schema
 # Bump when an offline backend's logic changes, so old records are not reused. Changes of the
 # bundled data (the tool world, the knowledge corpus) are caught by ``bundled_data_digest``.
 OFFLINE_DATA_VERSION = "world-2"   # world-2: capitals have one point; calculator number theory; great-circle mode
+# the package folders whose code makes the offline backends' answers (the backends, the sandbox, the
+# world's tables, the math tools, the snapshot's search): their digest is part of the cache namespace,
+# so an answer recorded by other code is never served as this code's (blind race 8, R09: a golden trace
+# kept a simulated museum list recorded before the simulator changed, and the racer met today's)
+OFFLINE_ANSWER_CODE = ("tools", "world", "mathtools", "snapshot")
+
+
+@functools.cache
+def offline_code_digest() -> str:
+    """A short hash of the sources under ``OFFLINE_ANSWER_CODE`` (names and contents)."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for folder in OFFLINE_ANSWER_CODE:
+        for path in sorted((package / folder).rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
 BUNDLED_DATA = ("snapshots/world", "pipeline/mathtools/knowledge")
 
 Implementation = Callable[[dict, "BackendContext"], dict]
@@ -223,7 +240,8 @@ class Toolbox:
     def namespace(self, backend: str) -> str:
         recorded = self.settings.replay_of if backend == "replay" else backend
         if recorded == "offline":
-            return f"offline/{OFFLINE_DATA_VERSION}/{bundled_data_digest(self.settings.world_dir)}/{self._snapshot_hash()}"
+            return (f"offline/{OFFLINE_DATA_VERSION}/{offline_code_digest()}/"
+                    f"{bundled_data_digest(self.settings.world_dir)}/{self._snapshot_hash()}")
         return "live"
 
     def _snapshot_hash(self) -> str:
