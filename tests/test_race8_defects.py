@@ -44,3 +44,13 @@ def test_no_rank_is_counted_past_a_parenthesised_sentence():
              "dominate the area of large corporations today.")
     refs = sentence_refs(block, "Japan and South Korea dominate the area of large corporations today.", [])
     assert refs and not any(r.endswith("sentence") for r in refs), refs
+
+
+@pytest.mark.parametrize("name, value, applies", [
+    ("leap_years_to_2000", 1351, False), ("leap_years_to_2000", 1582, False), ("leap_years_to_2000", 1583, True),
+    ("leap_years_to_2000", 1947, True), ("day_of_week", "1066-10-14", False), ("day_of_week", "1969-07-20", True)])
+def test_no_calendar_question_before_the_gregorian_calendar(name, value, applies):
+    """R14: "how many leap years there are from 1351 to 2000" is 158 by today's rule and 163 by the Julian
+    calendar of the time (1400 and 1500): before 1583 neither the leap years nor a weekday are asked."""
+    from pipeline.transforms import DETOURS
+    assert DETOURS[name].domain(value) is applies
