@@ -54,3 +54,17 @@ def test_no_calendar_question_before_the_gregorian_calendar(name, value, applies
     calendar of the time (1400 and 1500): before 1583 neither the leap years nor a weekday are asked."""
     from pipeline.transforms import DETOURS
     assert DETOURS[name].domain(value) is applies
+
+
+def test_a_name_beside_another_in_an_and_run_counts_without_its_page():
+    """R27: "the two major river systems that drain the region–Indus and Ganges" was asked as "the river
+    the sentence names" (Ganges: no page is titled "Indus", but "Indus River" is one). A name joined
+    to another by "and" is a name of its own; "Trinidad and Tobago", one page, stays whole."""
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    from pipeline.stages.hops import _unpaged_names, named_hops
+    ctx = StageContext.create(load_settings())
+    assert "Ganges" not in [h.target for h in named_hops(ctx.page("Indo-Gangetic Plain"), ctx)]
+    sentence = "It is named after the two major river systems that drain the region–Indus and Ganges."
+    assert _unpaged_names(sentence, {"Ganges"}, ctx) == ["Indus"]
+    assert _unpaged_names("Its ships sailed to Trinidad and Tobago in 1990.", set(), ctx) == []

@@ -281,10 +281,14 @@ def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[st
         words = [w.strip(",.;:") for w in m.group(0).split()]
         while words and words[0] in NOT_NAMES | {"The"}:
             words = words[1:]
-        name = " ".join(words)
-        if (name and m.start() > 0 and name not in paged and not any(name in t or t in name for t in paged)
-                and ctx.store.resolve(name) is None):
-            out.append(name)
+        run = " ".join(words)
+        # a run joined by "and" is names side by side ("Indus and Ganges": the page of one does not
+        # account for the other; blind race 8, R27), unless the whole run has a page ("Trinidad and Tobago")
+        parts = [run] if ctx.store.resolve(run) is not None else re.split(r"\s+and\s+", run)
+        for name in parts:
+            if (name and m.start() > 0 and name not in paged and not any(name in t or t in name for t in paged)
+                    and ctx.store.resolve(name) is None):
+                out.append(name)
     return out
 
 
