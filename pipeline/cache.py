@@ -71,6 +71,32 @@ CREATE INDEX IF NOT EXISTS records_kind_name ON records(kind, name);
 """
 
 
+def connect_wal(path: str | Path, *, timeout: float = 60.0, check_same_thread: bool = True) -> sqlite3.Connection:
+    """A connection in WAL mode that processes opening one new file at once can all get.
+
+    Switching a file into WAL needs a lock SQLite does not wait for (the busy timeout is not
+    consulted there), so several processes creating the same cache at once saw 'database is
+    locked' (a Dask release of two workers). The switch is retried until ``timeout``; the mode is
+    kept in the file, so once one process has set it the others find it set."""
+    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=check_same_thread)
+    conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return conn
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) and "busy" not in str(err):
+                conn.close()
+                raise
+            if time.monotonic() >= deadline:
+                conn.close()
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 class CallCache:
     """SQLite-backed record/replay store. One instance may be shared by threads."""
 
@@ -84,10 +110,8 @@ class CallCache:
     def _connect(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn = connect_wal(self.path, timeout=60)
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=60000")
             self._local.conn = conn
         return conn
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import expressions, refs
-from pipeline.cache import CallCache
+from pipeline.cache import CallCache, connect_wal
 from pipeline.catalog import LevelPreset, load_presets
 from pipeline.config import Settings
 from pipeline.llm import LLMClient
@@ -46,8 +46,7 @@ class KeptStore:
         self._db: sqlite3.Connection | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
+            db = connect_wal(path, timeout=30, check_same_thread=False)
             db.execute("PRAGMA synchronous=OFF")
             db.execute("CREATE TABLE IF NOT EXISTS kept (item TEXT PRIMARY KEY, value BLOB NOT NULL)")
             self._db = db
