@@ -181,8 +181,7 @@ def test_an_imported_page_seeds_a_medium_leg(tmp_path):
     assert time.perf_counter() - started < 60   # about 12 s here
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data/wikipedia not present")
-@pytest.mark.parametrize("name, title, first_hop", [
+NEAR_FEW_PLACES = [
     # "published in England": England, no country of the country data, is the one country-like name there
     ("The_Atlas_(newspaper)", "The Atlas (newspaper)", None),
     # "the Hauts-de-France region of France": a region's name holding no country hides no country
@@ -190,16 +189,29 @@ def test_an_imported_page_seeds_a_medium_leg(tmp_path):
     # "hq location city": Mexico City is a city ("Capital and most populous city of Mexico"), which a search for
     # the clue's words does not find, where "populous city" did
     ("Alsea_(company)", "Alsea (company)", None),
-])
-def test_pages_near_few_places_seed_a_medium_leg(tmp_path, name, title, first_hop):
+]
+
+
+@pytest.fixture(scope="module")
+def near_few_places(tmp_path_factory):
+    """One snapshot holding the three unrelated imported pages (built once: the build is most of a test)."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared/data/wikipedia not present")
+    root = tmp_path_factory.mktemp("near_few_places")
+    pages = root / "pages"
+    pages.mkdir()
+    for name, _, _ in NEAR_FEW_PLACES:
+        (pages / f"{name}.txt").write_bytes((UNSEEN / f"{name}.txt").read_bytes())
+    build_snapshot([pages, SHARED / "vital_articles_summaries_en.json", SHARED / "vital_articles_topics_en.json"],
+                   root / "snapshot", workers=1)
+    return StageContext.create(load_settings(snapshot_dir=root / "snapshot", cache_path=root / "cache.sqlite"))
+
+
+@pytest.mark.parametrize("name, title, first_hop", NEAR_FEW_PLACES)
+def test_pages_near_few_places_seed_a_medium_leg(tmp_path, near_few_places, name, title, first_hop):
     """Imported pages whose only ways on were lost to a too careful reading (issue 21, item 9) seed a
     medium leg that passes acceptance."""
-    pages = tmp_path / "pages"
-    pages.mkdir()
-    (pages / f"{name}.txt").write_bytes((UNSEEN / f"{name}.txt").read_bytes())
-    build_snapshot([pages, SHARED / "vital_articles_summaries_en.json", SHARED / "vital_articles_topics_en.json"],
-                   tmp_path / "snapshot", workers=1)
-    ctx = StageContext.create(load_settings(snapshot_dir=tmp_path / "snapshot", cache_path=tmp_path / "cache.sqlite"))
+    ctx = near_few_places
     params = GenerationParams(level="medium", variant="dag", count=1, seed=1, seed_title=title)
     [leg] = run_generation(params, tmp_path / "run", ctx.settings, local_map_stage(ctx)).accepted
     hops = [s for s in leg.stops if s.kind == ROUTE_INFO and s.index > 0]

@@ -35,7 +35,8 @@ def session_processes(sid: int) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("runner", ["auto", "thread", "process"])
+# thread: the same Prefect server as process, behind the slow marker (15 s of the default run)
+@pytest.mark.parametrize("runner", ["auto", pytest.param("thread", marks=pytest.mark.slow), "process"])
 def test_a_killed_run_leaves_no_process(tmp_path, runner):
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LEGWORK_", "PREFECT_API_URL"))}
