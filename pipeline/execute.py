@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import math
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -58,6 +59,9 @@ def resolve_args(spec: Any, values: dict[int, Any], outputs: list[Any]) -> Any:
         raise StopFailed(str(exc)) from None
 
 
+HALFWAY_MARGIN = 0.005   # of a rounding step: a value this near halfway between two steps is never asked
+
+
 def finalize_number(raw: Any, scale: float = 1, rounding: float = 1) -> int:
     """Scale then round to the template's step, as the clue states; always an int."""
     if isinstance(raw, str):
@@ -70,7 +74,14 @@ def finalize_number(raw: Any, scale: float = 1, rounding: float = 1) -> int:
         raise StopFailed(f"expected a number, got {raw!r}")
     x = raw * scale
     step = rounding or 1
-    return int(round(x / step) * step)
+    q = x / step
+    if abs(q - math.floor(q) - 0.5) < HALFWAY_MARGIN:
+        # 145 m "rounded to the nearest 10 metres": 150 to a reader who rounds half up, 140 to Python's
+        # round() (half to even), which golden traces used; 12.496 km is 12 or 13 by whose great circle
+        # (blind race 9, R03)
+        raise StopFailed(f"{x:g} lies (about) halfway between two multiples of {step:g}: readers round it "
+                         "differently")
+    return int(round(q) * step)
 
 
 # ---- page facts ----------------------------------------------------------------------------

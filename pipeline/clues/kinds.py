@@ -43,7 +43,15 @@ KIND_CLASSES: tuple[frozenset[str], ...] = tuple(frozenset(c.split()) for c in (
 ))
 
 
+# a kind that says what a thing is to another, not what it is: "Capital of Sindh, Pakistan" is a capital
+# to its page and a city to a sentence that calls it one ("Islamabad is the nation's capital, while Karachi
+# is its largest city" names one capital to a reader, two to the pages: blind race 9, R19)
+RELATIONAL_KINDS = {"capital": "city"}
+
 _DIRECTION = re.compile(r"(?:north|south|east|west)(?:east|west)?(?:ern)?|central")
+# nouns that end as adverbs do ("Large family of flowering plants" is a family, not a "large")
+_NOUNS_IN_LY = frozenset(["family", "assembly", "monopoly", "ally", "butterfly", "dragonfly", "fly", "lily", "jelly",
+                          "rally", "anomaly", "homily", "supply", "belly", "gully", "folly", "dynasty"])
 _NOUNS_IN_EST_TH = frozenset(["forest", "conquest", "contest", "interest", "protest", "festival", "month", "path", "moth", "cloth", "myth", "earth", "mouth", "youth"])
 
 
@@ -68,13 +76,16 @@ def kind_of(description: str | None) -> str | None:
     for i, w in enumerate(head.split()):
         if i > 0 and len(w) > 4 and re.fullmatch(r"[a-z]+(?:ed|ing|en)", w):
             break   # a participle ends the noun phrase ("Team sport played with ...")
-        if not re.fullmatch(r"[A-Za-z'-]+", w) or (i > 0 and w[:1].isupper()) or w.lower().endswith("ly"):
+        if not re.fullmatch(r"[A-Za-z'-]+", w) or (i > 0 and w[:1].isupper()) or (w.lower().endswith("ly") and w.lower() not in _NOUNS_IN_LY):
             words.append(None)   # a number, a name or a demonym
             continue
         words.append(w.lower())
     second = head.split()[1:2]
     if capitalised_first and second and second[0][:1].isupper():
         words[0] = None   # "British Overseas Territory ...": the first word opens a name, it is no kind
+    if capitalised_first and words and words[0] and re.search(r"(?:ean|ese|ish)$", words[0]) \
+            and words[0] not in ("ocean", "parish", "fish", "dish", "dervish"):
+        words[0] = None   # "Mediterranean between Greece and Turkey": a proper adjective, no kind (blind race 9, R13)
     while words and words[-1] is None:
         words.pop()
     while len(words) > 1 and words[-1] and _DIRECTION.fullmatch(words[-1]):
@@ -82,7 +93,7 @@ def kind_of(description: str | None) -> str | None:
     if (not words or not words[-1] or len(words[-1]) < 3 or words[-1] in VAGUE or re.search(r"[^su]s$", words[-1])
             or re.search(r"(?:est|th|most)$", words[-1]) and words[-1] not in _NOUNS_IN_EST_TH):
         return None   # vague, a plural ("states"), a superlative or an ordinal: not one thing to pick out
-    noun = words[-1]
+    noun = RELATIONAL_KINDS.get(words[-1], words[-1])
     if len(words) >= 2 and words[-2] and len(words) > 2 and words[-2] not in VAGUE:
         return f"{words[-2]} {noun}"   # a lowercase modifier inside the phrase: "religious text"
     return noun

@@ -292,14 +292,25 @@ def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[st
     return out
 
 
+# words after a place's name that leave it the place ("the Moscow region", "the Volga river")
+PLACE_EXTENSIONS = frozenset(["city", "area", "region", "border", "coast", "river", "lake", "valley", "basin", "delta", "bay", "harbour", "harbor", "port", "airport", "station", "province", "district", "county", "state", "metropolitan", "capital"])
+
+
 def _in_compound(sentence: str, title: str, page, ctx: StageContext) -> bool:
-    """Is the name the head of a compound the page links to or the snapshot holds ("Aleppo pine", a tree,
-    not the city: blind race 6, R04)? A name a lower-case word follows is otherwise a mention of it."""
+    """Is the name part of a longer name, so that a reader may not count it as named? The head of a
+    compound the page links to or the snapshot holds ("Aleppo pine", a tree, not the city: blind race 6,
+    R04), or of one whose last word is a thing with a page ("notably Jerusalem artichoke": the plant,
+    not the city, blind race 9, R17); or qualified by a word that makes another page's name ("ancient
+    Greece" is Ancient Greece, a civilisation, beside Greece: blind race 9, R13)."""
+    before = compiled(rf"(?<![\w-])([a-z][\w-]*)\s+{re.escape(title)}(?![\w-])").search(sentence)
+    if before and ctx.store.resolve(f"{before.group(1)} {title}") not in (None, title):
+        return True
     word = word_after(sentence, title)
     if word is None:
         return False
     compound = f"{title} {word}"
-    return links_to(page, compound) or ctx.store.resolve(compound) is not None
+    return (links_to(page, compound) or ctx.store.resolve(compound) is not None
+            or (word not in PLACE_EXTENSIONS and ctx.store.resolve(word) is not None))
 
 
 _REGION_LIST = re.compile(r"\b(?:states|provinces|regions|departments|prefectures|districts|counties|governorates|"
