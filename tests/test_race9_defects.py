@@ -65,3 +65,15 @@ def test_no_adjective_is_a_kind(description):
     was read as an adverb (-ly) and "Mediterranean" as a noun."""
     from pipeline.clues.kinds import kind_of
     assert kind_of(description) is None
+
+
+def test_a_sentence_after_a_lost_full_stop_is_not_counted_to():
+    """R30: "... about 45,000 Catholics A 2015 study estimated ..." lost its full stop: one sentence to the
+    split, two to a reader, so no sentence after it is pointed at by its rank."""
+    from pipeline.stages.verbalize import sentence_refs
+    block = ("Islam is the predominant religion. Most Muslims are Sunni. There are about 45,000 Catholics A 2015 study "
+             "estimated 380,000 Muslim converts to Christianity. The country has ties to France and Israel through "
+             "its history. Religion is taught in schools.")
+    refs = sentence_refs(block, "The country has ties to France and Israel through its history.", [])
+    assert refs and not any(r.endswith("sentence") for r in refs), refs
+    assert "the second sentence" in sentence_refs(block, "Most Muslims are Sunni.", [])
