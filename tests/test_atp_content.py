@@ -27,7 +27,7 @@ from pipeline.tasks.common import read_task_rows
 
 needs_coq = pytest.mark.skipif(shutil.which("coqc") is None, reason="coqc not installed (Debian package coq)")
 FAST = settings(max_examples=25, deadline=None, database=None)
-COQ = settings(max_examples=2, deadline=None, database=None,
+COQ = settings(max_examples=1, deadline=None, database=None,
                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 

@@ -32,7 +32,7 @@ needs_coq = pytest.mark.skipif(shutil.which("coqc") is None, reason="coqc not in
 needs_sandbox = pytest.mark.skipif(not sandbox_available(), reason="OS sandbox needs root, unshare and overlayfs")
 MOST = re.compile(r"the most it can make is (\d+)")
 # two CLI builds per family and run (each run draws new counts and seeds, so the runs add up)
-CLI = settings(max_examples=2, deadline=None, database=None,
+CLI = settings(max_examples=1, deadline=None, database=None,
                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
