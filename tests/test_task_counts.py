@@ -31,7 +31,7 @@ from pipeline.tools.registry import Toolbox
 needs_coq = pytest.mark.skipif(shutil.which("coqc") is None, reason="coqc not installed (Debian package coq)")
 needs_sandbox = pytest.mark.skipif(not sandbox_available(), reason="OS sandbox needs root, unshare and overlayfs")
 MOST = re.compile(r"the most it can make is (\d+)")
-# two CLI builds per family and run (each run draws new counts and seeds, so the runs add up)
+# one CLI build per family and run (each run draws a new count and seed, so the runs add up)
 CLI = settings(max_examples=1, deadline=None, database=None,
                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
