@@ -170,6 +170,9 @@ def named_country_facts(page: Page) -> list[Fact]:
             continue
         if len(names) > 1 and own in {country_key(n) for n in names}:
             continue   # "Tunisia ... with Italy ... and Malta" on Tunisia's page: three countries, or two?
+        if own is not None and country_key(names[0]) == own:
+            continue   # "Japan is an island country" on Japan's page asks what the reader already knows
+            #            (racers of every race asked whether another country was meant)
         if any(_heads_compound(sentence, name, page) for name in names):
             continue   # "Norway rat" on the brown rat's page names a rat, not Norway (blind race 7, R20)
         for idx, name in enumerate(names):
