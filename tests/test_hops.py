@@ -294,15 +294,15 @@ def test_common_nouns_are_told_from_proper_names_and_titles_of_works(ctx):
 def test_a_country_page_asks_no_names_question_of_a_sentence_naming_it_beside_others(ctx):
     """Blind race 6, R04: on Tunisia's page, "Tunisia also shares maritime borders with Italy ... and
     Malta" names three countries to one reader and two to another, so "the first of the three" is
-    Tunisia or Italy. Such a sentence is no names question; one naming only the page's own country, or
-    only other countries, still is."""
+    Tunisia or Italy. Such a sentence is no names question; one naming only other countries still is, and
+    one naming only the page's own country is not (it asks what the reader knows: blind race 9)."""
     from pipeline.stages.facts import named_country_facts
 
     facts = named_country_facts(ctx.page("Tunisia"))
     sentences = {f.extraction.sentence for f in facts}
     assert not any(s.startswith("Tunisia also shares maritime borders") for s in sentences)
     assert {f.value for f in facts if f.extraction.sentence.startswith("It is bordered by Algeria")} == {"Algeria", "Libya"}
-    assert any(f.value == "Tunisia" for f in facts)                     # its own name alone: one answer
+    assert not any(f.value == "Tunisia" for f in facts)                 # its own name alone: nothing to ask
     sardinia = {f.value for f in named_country_facts(ctx.page("Sardinia"))}
     assert {"Italy", "Tunisia"} <= sardinia                             # not a country's page: unchanged
 
