@@ -580,6 +580,68 @@ def test_10_a_page_stop_that_does_not_depend_on_the_page_it_is_reached_from(legs
     assert "10_bridges" in failing(leg, ctx)
 
 
+# ---- 11. every hop walked: reached through the page before, no verbatim key of its page in its clue --
+def hop_stop(leg):
+    """A page stop after the seed reached by a relation of the page before (every one in a made leg)."""
+    return next((s for s in page_stops(leg)[1:] if s.transition and s.transition.relation), None)
+
+
+def clue_of(leg, stop):
+    return next(c for c in leg.clues if c.stop == stop.index)
+
+
+def check_hops(leg, ctx):
+    return inv.check_hops(leg, lambda url: fetch(ctx, url))
+
+
+def test_11_a_page_stop_not_reached_through_the_page_before(legs, ctx):
+    leg = a_leg(legs, hop_stop, "a hop after the seed")
+    stop = hop_stop(leg)
+    stop.transition.relation = None
+    assert check_hops(leg, ctx) == [f"page stop {stop.index} ({stop.page_title}) is not reached through the page before"]
+    assert "11_hops" in failing(leg, ctx)
+    stop.transition = None
+    assert check_hops(leg, ctx) == [f"page stop {stop.index} ({stop.page_title}) is not reached through the page before"]
+
+
+def test_11_a_clue_quoting_its_page_s_short_description(legs, ctx):
+    leg = a_leg(legs, hop_stop, "a hop after the seed")
+    stop = hop_stop(leg)
+    description = " ".join(fetch(ctx, stop.page_url)["description"].split()).rstrip(".")
+    assert len(description.split()) >= 2
+    clue_of(leg, stop).text += f" (its page reads: {description.upper()}.)"   # whatever the case
+    assert check_hops(leg, ctx) == [f"clue {stop.index + 1} quotes the short description of its page: {description!r}"]
+    assert "11_hops" in failing(leg, ctx)
+
+
+def test_11_a_clue_quoting_a_run_of_its_page_s_opening_text(legs, ctx):
+    leg = a_leg(legs, hop_stop, "a hop after the seed")
+    stop = hop_stop(leg)
+    import re
+    words = re.findall(r"\w+", fetch(ctx, stop.page_url)["lead"])
+    clue = clue_of(leg, stop)
+    before = clue.text
+    clue.text = before + " " + " ".join(words[3:3 + inv.HOP_QUOTE_RUN - 1])   # one word short of a quote
+    assert check_hops(leg, ctx) == []
+    clue.text = before + " " + " ".join(words[3:3 + inv.HOP_QUOTE_RUN])
+    assert check_hops(leg, ctx) == [f"clue {stop.index + 1} quotes the opening text of its page"]
+    assert "11_hops" in failing(leg, ctx)
+
+
+def test_11_every_hop_is_checked_the_seed_never_and_an_imported_leg_keeps_its_own(legs, ctx):
+    leg = a_leg(legs, lambda lg: len([s for s in page_stops(lg)[1:] if s.transition and s.transition.relation]) >= 2,
+                "two hops after the seed")
+    hops = [s for s in page_stops(leg)[1:] if s.transition and s.transition.relation]
+    for stop in hops:
+        stop.transition.relation = None
+    assert len(check_hops(leg, ctx)) == len(hops)
+    seed = page_stops(leg)[0]
+    seed.transition = None                       # the seed is where the agent starts: no hop to check
+    assert len(check_hops(leg, ctx)) == len(hops)
+    leg.plan = None                              # an imported (AAR) leg keeps its source's bridges
+    assert check_hops(leg, ctx) == []
+
+
 # ---- check_all and summarize -----------------------------------------------------------------------
 def test_a_check_that_breaks_is_reported_not_raised(legs, ctx):
     leg = a_leg(legs)
