@@ -94,3 +94,16 @@ def test_references_walk_into_code_refs():
     assert list(references(spec)) == [spec["code"], {"$stop": 4}, {"$stop": 2, "path": "x"}, {"$step": 0}]
     assert stop_indices(spec) == [2, 4]
     assert list(references({"$code": "c"})) == [{"$code": "c"}]
+
+
+def test_the_values_a_stop_computes_with():
+    """value_inputs: a detour's source; a merge's or finish line's expression; a chain's stop references."""
+    from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, Stop, ToolStep
+    from pipeline.refs import value_inputs
+    assert value_inputs(Stop(index=4, kind=DETOUR, description="", source_stop=2)) == [2]
+    assert sorted(value_inputs(Stop(index=9, kind=FINISH_LINE, description="", expression="abs((s3 + s7) - s5) % 10"))) == [3, 5, 7]
+    chain = [ToolStep("maps_geocode", {"address": stop_ref(1)}, "coords", "lat"),
+             ToolStep("maps_distance_matrix", {"origins": [step_ref(0)], "destinations": [stop_ref(6, "name")]},
+                      "km", "distance_km")]
+    assert sorted(value_inputs(Stop(index=8, kind=ROADBLOCK, description="", tool_chain=chain))) == [1, 6]
+    assert value_inputs(Stop(index=3, kind=ROADBLOCK, description="")) == []
