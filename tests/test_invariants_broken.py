@@ -817,3 +817,24 @@ def test_a_call_the_trace_does_not_have_is_named_with_its_arguments():
     answers.call("maps_geocode", {"x": 1})
     with pytest.raises(inv.TraceMismatch, match=r'^call 1 \(maps_geocode \{"x":1\}\) is not in the golden trace$'):
         answers.call("maps_geocode", {"x": 1})
+
+
+def test_11_quotes_by_hand_at_the_edges(legs):
+    """Invariant 11 at its edges, on a page given by hand: a description of two words is a key, of one
+    is not; its full stop is no part of it; the last run of the opening text counts as much as the first."""
+    leg = a_leg(legs, hop_stop, "a hop after the seed")
+    stop = hop_stop(leg)
+    clue = clue_of(leg, stop)
+    lead = "Alpha beta gamma delta epsilon zeta eta theta iota kappa."
+    page = {"description": "Sovereign state.", "lead": lead}
+
+    def says(text, **changes):
+        clue.text = text
+        return inv.check_hops(leg, lambda url: {**page, **changes})
+
+    quoted = f"clue {stop.index + 1} quotes the short description of its page"
+    assert says("Go to the sovereign state it names.") == [f"{quoted}: 'Sovereign state'"]
+    assert says("Go to the state it names.", description="State.") == []
+    assert says("Go to the version of Mac OS it names.", description="Version of Mac OS X") == []
+    assert says("Then: epsilon zeta eta theta iota kappa") == [f"clue {stop.index + 1} quotes the opening text of its page"]
+    assert says("Then: zeta eta theta iota kappa") == []

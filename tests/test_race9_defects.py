@@ -84,7 +84,7 @@ def test_a_country_page_never_asks_which_country_a_sentence_names_when_it_names_
     """R05, R08, R10, R16, R18, R19, R30 (and racers of every race before): "the first sentence names a
     country: which country?" on Japan's page, of "Japan is an island country in East Asia": racers asked
     whether another country was meant. A country's page asks only of sentences naming others."""
-    from pipeline.stages.facts import named_country_facts
     from pipeline.execute import country_key
+    from pipeline.stages.facts import named_country_facts
     facts = named_country_facts(ctx.page(title))
     assert all(country_key(f.value) != country_key(title) for f in facts), [f.value for f in facts]
