@@ -79,7 +79,6 @@ def connect_wal(path: str | Path, *, timeout: float = 60.0, check_same_thread: b
     locked' (a Dask release of two workers). The switch is retried until ``timeout``; the mode is
     kept in the file, so once one process has set it the others find it set."""
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=check_same_thread)
-    conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
     deadline = time.monotonic() + timeout
     delay = 0.005
     while True:
@@ -87,10 +86,7 @@ def connect_wal(path: str | Path, *, timeout: float = 60.0, check_same_thread: b
             conn.execute("PRAGMA journal_mode=WAL")
             return conn
         except sqlite3.OperationalError as err:
-            if "locked" not in str(err) and "busy" not in str(err):
-                conn.close()
-                raise
-            if time.monotonic() >= deadline:
+            if "locked" not in str(err) or time.monotonic() >= deadline:
                 conn.close()
                 raise
             time.sleep(delay)

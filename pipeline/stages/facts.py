@@ -168,10 +168,9 @@ def named_country_facts(page: Page) -> list[Fact]:
         names = countries_named(sentence, country_known)
         if not names or len(names) > MAX_NAMED or len(set(names)) != len(names):
             continue
-        if len(names) > 1 and own in {country_key(n) for n in names}:
+        if own in {country_key(n) for n in names}:
             continue   # "Tunisia ... with Italy ... and Malta" on Tunisia's page: three countries, or two?
-        if own is not None and country_key(names[0]) == own:
-            continue   # "Japan is an island country" on Japan's page asks what the reader already knows
+            #            "Japan is an island country" on Japan's page asks what the reader already knows
             #            (racers of every race asked whether another country was meant)
         if any(_heads_compound(sentence, name, page) for name in names):
             continue   # "Norway rat" on the brown rat's page names a rat, not Norway (blind race 7, R20)
@@ -179,6 +178,13 @@ def named_country_facts(page: Page) -> list[Fact]:
             out.append(Fact(Extraction(source="prose", section="", sentence=sentence, name_index=idx), "text", name,
                             sentence, "country"))
     return out
+
+
+def word_before(sentence: str, name: str) -> str | None:
+    """The lower-case word right before ``name`` in the sentence ("ancient" in "ancient Greece"), if any:
+    with the name it may be the name of another thing."""
+    m = compiled(rf"(?<![\w-])([a-z][\w-]*)\s+{re.escape(name)}(?![\w-])").search(sentence)
+    return m.group(1) if m else None
 
 
 def word_after(sentence: str, name: str) -> str | None:

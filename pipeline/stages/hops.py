@@ -44,7 +44,7 @@ from pipeline.model import Relation
 from pipeline.snapshot.page import compiled
 from pipeline.snapshot.store import ASCII_LOWER
 from pipeline.stages.base import StageContext
-from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose, links_to, word_after
+from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose, links_to, word_after, word_before
 from pipeline.stages.verbalize import probe_finds, relation_phrases, skip_probe_words
 from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.world.gazetteer import gazetteer
@@ -302,8 +302,8 @@ def _in_compound(sentence: str, title: str, page, ctx: StageContext) -> bool:
     R04), or of one whose last word is a thing with a page ("notably Jerusalem artichoke": the plant,
     not the city, blind race 9, R17); or qualified by a word that makes another page's name ("ancient
     Greece" is Ancient Greece, a civilisation, beside Greece: blind race 9, R13)."""
-    before = compiled(rf"(?<![\w-])([a-z][\w-]*)\s+{re.escape(title)}(?![\w-])").search(sentence)
-    if before and ctx.store.resolve(f"{before.group(1)} {title}") not in (None, title):
+    before = word_before(sentence, title)
+    if before and ctx.store.resolve(f"{before} {title}") not in (None, title):
         return True
     word = word_after(sentence, title)
     if word is None:
