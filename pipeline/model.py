@@ -59,10 +59,13 @@ def plain(value: Any) -> Any:
         names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(value))
     if names is not None:
         return {name: plain(getattr(value, name)) for name in names}
-    if isinstance(value, (list, tuple)):
-        return type(value)(plain(v) for v in value)
+    if isinstance(value, (list, tuple)):   # leaves kept without a call (a crawl's lists are thousands)
+        items = [v if type(v) in _LEAVES else plain(v) for v in value]
+        return items if kind is list else type(value)(items)
     if isinstance(value, dict):
-        return type(value)((plain(k), plain(v)) for k, v in value.items())
+        pairs = ((k if type(k) in _LEAVES else plain(k), v if type(v) in _LEAVES else plain(v))
+                 for k, v in value.items())
+        return dict(pairs) if kind is dict else type(value)(pairs)
     return value
 
 

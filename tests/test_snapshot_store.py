@@ -105,6 +105,17 @@ def test_search_is_bm25_and_deterministic(store):
     assert store.search("", k=3) == [] and store.search("zzzqqq") == []
 
 
+def test_a_kept_search_is_the_callers_to_change_and_the_snapshots_own(store, default_store):
+    """Searches are kept for the process by snapshot: a caller that edits its hits changes no later
+    search, and another snapshot's store never answers with this one's hits."""
+    first = store.search("Examplia town", k=3)
+    first[0]["title"] = "edited"
+    first.append({"title": "added"})
+    again = store.search("Examplia town", k=3)
+    assert again[0]["title"] == "Testville" and len(again) == 3
+    assert [h["title"] for h in default_store.search("Examplia town", k=3)] != [h["title"] for h in again]
+
+
 def test_thread_safe_reads(store):
     titles = store.titles() * 20
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -235,5 +246,6 @@ def test_search_ranks_ties_past_the_candidate_slack_the_same(monkeypatch):
     queries = ["American singer and pianist", "city in France", "the river that the sixth sentence names", "1999"]
     with_slack = [store.search(q, k) for q in queries for k in (1, 5, 10)]
     monkeypatch.setattr(store_module, "_TIE_SLACK", 0)
+    monkeypatch.setattr(store_module, "_SEARCHES", {})   # searched again, not read from the process's memo
     assert [store.search(q, k) for q in queries for k in (1, 5, 10)] == with_slack
     assert all(len(r) == k for r, k in zip(with_slack, [1, 5, 10] * len(queries)))

@@ -33,6 +33,14 @@ _QUERY_STOPWORDS = _STOPWORDS | {"is", "are", "was", "were", "be", "what", "whic
 
 _INDEX_LOCK = threading.Lock()
 _INDEXES: dict[str, SearchIndex] = {}   # by snapshot hash: every store of one snapshot shares it
+# a search's results by (snapshot hash, query, k, snippets): a pure function of the snapshot, so every
+# store and run of one snapshot in a process shares them (the checks of one leg after another ask the
+# same kind words: four in ten of an extreme leg's searches were asked by an earlier leg)
+_SEARCHES: dict[tuple[str, str, int, bool], tuple[dict, ...]] = {}
+_SEARCHES_KEPT = 100_000
+# the title tables a store reads once (``_tables``), by snapshot hash: every store of one snapshot
+# in a process shares them (each run and each single-leg context opens its own store)
+_TABLES: dict[str, dict[str, object]] = {}
 
 
 class SnapshotError(RuntimeError):
@@ -133,16 +141,23 @@ class SnapshotStore:
     def _title_maps(self) -> tuple[frozenset[str], dict[str, str], dict[str, list[str]]]:
         """Titles, redirects (alias -> target) and titles by lower case, read once: ``resolve`` runs for
         every name a text is checked for (hundreds of thousands in a release), one query each before."""
-        maps = getattr(self, "_maps", None)
-        if maps is None:
+        def read():
             conn = self._conn()
             titles = frozenset(r[0] for r in conn.execute("SELECT title FROM pages"))
             redirects = dict(conn.execute("SELECT alias, target FROM redirects"))
             lower: dict[str, list[str]] = {}
             for title in sorted(titles):
                 lower.setdefault(title.translate(ASCII_LOWER), []).append(title)
-            maps = self._maps = (titles, redirects, lower)
-        return maps
+            return titles, redirects, lower
+        return self._table("maps", read)
+
+    def _table(self, name: str, read):
+        """A table read once per snapshot and process (``_TABLES``): the snapshot is immutable."""
+        tables = _TABLES.setdefault(self.hash, {})
+        value = tables.get(name)
+        if value is None:
+            value = tables[name] = read()
+        return value
 
     def resolve(self, title_or_url: str) -> str | None:
         """Canonical title of the page a title or URL names (after redirects), None if absent."""
@@ -209,7 +224,18 @@ class SnapshotStore:
         matching row in SQL); a query word the tokenizer splits into a phrase goes to SQLite. Snippets
         and descriptions are read for the ``k`` rows shown (``snippets=False``: titles, URLs and
         scores only, for checks that need no more: the snippet query is a third of a search).
+        Results are kept for the process (``_SEARCHES``).
         """
+        key = (self.hash, query or "", int(k), bool(snippets))
+        hits = _SEARCHES.get(key)
+        if hits is None:
+            hits = tuple(self._search(query, k, snippets))
+            if len(_SEARCHES) >= _SEARCHES_KEPT:
+                _SEARCHES.clear()   # a bound, not an LRU: a release asks far fewer
+            _SEARCHES[key] = hits
+        return [dict(hit) for hit in hits]   # the caller's to change
+
+    def _search(self, query: str, k: int, snippets: bool) -> list[dict]:
         words = re.findall(r"\w+", (query or "").lower())
         if not words or k <= 0:
             return []
@@ -286,18 +312,13 @@ class SnapshotStore:
 
     def _name_keys(self) -> frozenset[tuple[str, ...]]:
         """Every title and redirect as its words, ASCII lower-cased as ``resolve`` compares them."""
-        keys = getattr(self, "_keys", None)
-        if keys is None:
+        def read():
             titles, redirects, _ = self._title_maps()
-            keys = self._keys = frozenset(tuple(name.translate(ASCII_LOWER).split(" "))
-                                          for name in (*titles, *redirects))
-        return keys
+            return frozenset(tuple(name.translate(ASCII_LOWER).split(" ")) for name in (*titles, *redirects))
+        return self._table("name_keys", read)
 
     def _row_ids(self) -> dict[str, int]:
-        ids = getattr(self, "_ids", None)
-        if ids is None:
-            ids = self._ids = dict(self._conn().execute("SELECT title, id FROM pages"))
-        return ids
+        return self._table("row_ids", lambda: dict(self._conn().execute("SELECT title, id FROM pages")))
 
     def _rank_in_memory(self, index: SearchIndex, phrases: list[str], raw_words: list[str], limit: int):
         """The ``limit`` best rows by (score, title), and the title runs' matching rows (``_rank_in_sql``'s
@@ -338,9 +359,7 @@ class SnapshotStore:
         return candidates, extra
 
     def _titles_of(self, rowids: list[int]) -> dict[int, str]:
-        titles = getattr(self, "_fts_titles", None)
-        if titles is None:
-            titles = self._fts_titles = dict(self._conn().execute("SELECT rowid, title FROM pages_fts"))
+        titles = self._table("fts_titles", lambda: dict(self._conn().execute("SELECT rowid, title FROM pages_fts")))
         return {rowid: titles[rowid] for rowid in rowids}
 
     def mention_count(self, title: str) -> int:

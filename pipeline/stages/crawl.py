@@ -149,7 +149,7 @@ def draft_seeds(pools: dict[tuple[str, str], list[str]], run_seed: int) -> dict[
     (about 600), DAG legs from pages with a place or a country (about 2,100 of the 3,300 other legs
     may start from). Taking turns keeps two runs over one small pool (easy linear and easy DAG)
     from walking it in the same order: before this, 121 of their 350 seeds were the same pages."""
-    order = {t: seed_hash(t, run_seed) for pool in pools.values() for t in pool}
+    order = {t: seed_hash(t, run_seed) for t in set().union(*pools.values())}   # each page hashed once
     prefs = {}
     for run, pool in pools.items():
         smaller = {t for other in pools.values() if len(other) < SMALLER_POOL * len(pool) for t in other}
@@ -224,22 +224,27 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     bridges: dict[str, list[str]] = {}
     queue = deque([page.title])
     skipped: dict[str, str] = {}
+    profiles = _profiles(ctx)   # a profiled page's links without reading the page again
     while queue:
         title = queue.popleft()
-        current = ctx.page(title)
-        if current is None:  # malformed or missing: the crawl goes around it and says so
-            depth_of.pop(title, None)
-            bad = ctx.bad_pages.get(title)
-            skipped[title] = f"malformed: {bad}" if bad else "not in the snapshot"
-            continue
-        if not in_language(current, ctx.store.language):   # never a route page of this snapshot's legs
-            depth_of.pop(title, None)
-            skipped[title] = f"in another language ({current.language})"
-            continue
-        targets = sorted({l.title for l in current.links if l.in_snapshot and l.title != title})
+        profile = profiles.get(title)
+        if profile is not None:
+            targets = sorted(set(profile.links) - {title})
+        else:   # not profiled: missing, malformed or in another language, as a read of it says
+            current = ctx.page(title)
+            if current is None:  # malformed or missing: the crawl goes around it and says so
+                depth_of.pop(title, None)
+                bad = ctx.bad_pages.get(title)
+                skipped[title] = f"malformed: {bad}" if bad else "not in the snapshot"
+                continue
+            if not in_language(current, ctx.store.language):   # never a route page of this snapshot's legs
+                depth_of.pop(title, None)
+                skipped[title] = f"in another language ({current.language})"
+                continue
+            targets = sorted({l.title for l in current.links if l.in_snapshot and l.title != title})
         edges[title] = targets
         if ctx.generation.get("search_bridges"):
-            named = list(_profiles(ctx)[title].named)   # ``mentions``, found once per page and context
+            named = list(profiles[title].named)   # ``mentions``, found once per page and context
             naming = [t for t in mentioned_by(title, ctx) if t not in named and t != page.title]
             bridges[title] = named + rng.sample(naming, min(2 * MAX_MENTIONS, len(naming)))
         else:
