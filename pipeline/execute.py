@@ -383,6 +383,35 @@ def nearest_is_one(data: Any, path: str) -> None:
                              "apart: no one nearest")
 
 
+RADIUS_MARGIN = 0.05   # of a radius: a count of the places within it needs none this near its edge
+
+
+def count_is_clear(stop: Stop, calls: list[TraceEntry], toolbox: Toolbox) -> None:
+    """A count of places within a radius needs no place near the radius: readers take a city's point
+    from different sources a few kilometres apart (the country statistics' capital, a geocoder,
+    GeoNames), so an airport 30.47 km from Minsk's point is within 30 km for some of them (blind
+    race 10, R01). The count at the radius less and more ``RADIUS_MARGIN`` must be the same. The
+    probes are the check's calls, not steps of the leg: they stay out of its trace (a stage that
+    builds the leg calls this, never the golden run that replays)."""
+    for entry in calls:
+        step = stop.tool_chain[entry.step] if 0 <= entry.step < len(stop.tool_chain) else None
+        if step is None or step.extract != "count" or not isinstance(entry.args.get("radius_m"), (int, float)):
+            continue
+        radius = float(entry.args["radius_m"])
+        counts = []
+        for factor in (1 - RADIUS_MARGIN, 1 + RADIUS_MARGIN):
+            try:
+                result = toolbox.call(entry.tool, {**entry.args, "radius_m": round(radius * factor)})
+            except (ToolArgumentError, ToolError) as exc:
+                raise StopFailed(f"the count's edge probe failed: {exc}") from exc
+            if not result.ok:
+                raise StopFailed(f"the count's edge probe failed: {result.error}")
+            counts.append(result.data.get("count"))
+        if counts[0] != counts[1]:
+            raise StopFailed(f"{counts[1] - counts[0]} place(s) lie within {RADIUS_MARGIN:.0%} of the "
+                             f"{radius / 1000:g} km radius: readers' points for its centre count them differently")
+
+
 def run_tool_chain(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
     """Run a stop's chain; the last step's output, scaled and rounded as its template says, is the value."""
     outputs: list[Any] = []

@@ -32,7 +32,7 @@ from pipeline.model import (
     Transition,
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
-from pipeline.stages.facts import SENTENCE_SPLIT, Fact, hop_modes, page_facts
+from pipeline.stages.facts import COUNTRY_WORDS, PLACE_SUBJECT, SENTENCE_SPLIT, Fact, hop_modes, page_facts
 from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.tools.registry import absorbed
 from pipeline.transforms import DETOURS, DetourError, apply_detour
@@ -69,12 +69,22 @@ def _resolved(fact: Fact, ctx: StageContext, page=None) -> Fact | None:
             return None
         if found.data.get("place_type") == "country":
             return replace(fact, role="country") if _resolved(replace(fact, role="country"), ctx) else None
-        if page is not None and fact.extraction.source == "subject" and not _in_named_country(found.data, page):
+        if page is not None and fact.extraction.source == "subject" and (
+                not _in_named_country(found.data, page) or _a_country_found_as_a_town(page)):
             return None
         return fact
     if fact.role == "country":
         return fact if ctx.toolbox.call("countries_population", {"country": fact.value}).ok else None
     return fact
+
+
+def _a_country_found_as_a_town(page) -> bool:
+    """Is the page about a country (its description or infobox type says so) that the geocoder did not
+    take for one (a country it takes for one is a country fact above)? "Wales" ("Country within the
+    United Kingdom") geocodes to the village of Wales in South Yorkshire, inside the country its
+    opening text names: a distance from there is not one from Wales (blind race 10, R14)."""
+    what = [w for w in (page.description, (page.infobox_type or "").replace("_", " ")) if w]
+    return any((m := PLACE_SUBJECT.search(w)) and m.group(1).lower() in COUNTRY_WORDS for w in what)
 
 
 def _in_named_country(geocoded: dict, page) -> bool:

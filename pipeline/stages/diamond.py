@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pipeline import expressions
 from pipeline.catalog import diamond_types, roadblock_templates
-from pipeline.execute import StopFailed, run_stop
+from pipeline.execute import StopFailed, count_is_clear, run_stop
 from pipeline.model import MERGE, ROUTE_INFO, Leg, Stop
 from pipeline.stages import link
 from pipeline.stages.base import Rejected, StageContext, reindex, rng_for
@@ -69,7 +69,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         calls = []
         try:
             for b in branches:
+                first = len(calls)
                 b.value = run_stop(b, values, ctx.toolbox, calls)
+                count_is_clear(b, calls[first:], ctx.toolbox)
         except StopFailed as exc:
             reasons.append(f"{kind} on stop {source.index}: {exc}")
             absorbed(exc, f"the {kind} diamond on stop {source.index} not made for this attempt")

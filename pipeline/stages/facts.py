@@ -214,6 +214,7 @@ def _heads_compound(sentence: str, name: str, page: Page) -> bool:
 # what a page about a place or a country says it is (short description or infobox type)
 PLACE_SUBJECT = re.compile(r"^(?:[\w-]+\s+){0,3}(city|capital|town|village|country|nation|sovereign state|"
                            r"municipality|metropolis|commune|settlement)\b", re.IGNORECASE)
+COUNTRY_WORDS = ("country", "nation", "sovereign state")   # the kinds of PLACE_SUBJECT that are countries
 SUBJECT_LABEL = "the place the page is about"
 
 

@@ -166,7 +166,8 @@ def walkable(hop: Hop, origin: str, names: list[str], ctx: StageContext) -> bool
     wording of it to be rejected at verbalize."""
     def blocks() -> dict | None:
         page = ctx.page(origin)
-        return {"lead": page.lead, "sections": [{"title": s.title, "text": s.text} for s in page.sections]} \
+        return {"lead": page.lead, "sections": [{"title": s.title, "level": s.level, "text": s.text}
+                                                for s in page.sections]} \
             if page is not None else None
 
     def compute() -> bool:

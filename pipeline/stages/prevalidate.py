@@ -4,7 +4,7 @@ the finish line over the values nothing else consumes."""
 from __future__ import annotations
 
 from pipeline import expressions
-from pipeline.execute import StopFailed, run_stop
+from pipeline.execute import StopFailed, count_is_clear, run_stop
 from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, FactSpec, Leg
 from pipeline.refs import value_inputs
 from pipeline.stages.base import Rejected, StageContext, consumers, reindex, rng_for
@@ -98,6 +98,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         calls = []
         try:
             value = run_stop(stop, values, ctx.toolbox, calls)
+            count_is_clear(stop, calls, ctx.toolbox)
         except StopFailed as exc:
             failed[stop.index] = str(exc)
             absorbed(exc, f"stop {stop.index} ({stop.kind}) dropped for this attempt")

@@ -267,7 +267,8 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
 def sentence_places(ex: Extraction, page: dict, names: list[str]) -> list[tuple[str, str]]:
     """How a clue may name the block holding a fact's sentence, with the block's text: "opening
     text"; 'section "History"' (a title no other section shares and that names no leg page);
-    "fifth section" (its place in the page's list of sections)."""
+    "fifth section" (its place in the page's list of sections, where no heading of another depth comes
+    before it: the tool gives each section's ``level``)."""
     if ex.section in ("", None):
         return [(LEAD, page.get("lead", ""))]
     sections = page.get("sections", [])
@@ -277,7 +278,11 @@ def sentence_places(ex: Extraction, page: dict, names: list[str]) -> list[tuple[
     out = []
     if sum(s["title"] == ex.section for s in sections) == 1 and not find_leak(ex.section, names):
         out.append((section_ref(ex.section), sections[index]["text"]))
-    out.append((nth_section_ref(index + 1), sections[index]["text"]))
+    if len({s.get("level") for s in sections[:index + 1]}) == 1:
+        # by its place only where no heading of another depth comes before it or is it: past a subsection,
+        # "the fifth section" is the fifth heading to one reader and the fifth top-level one to another
+        # (blind race 10, R16: Afghanistan's "Hotak dynasty and Durrani Empire", a subsection of "History")
+        out.append((nth_section_ref(index + 1), sections[index]["text"]))
     return out
 
 

@@ -45,7 +45,8 @@ def page_result(page, section: str | None = None) -> dict:
             for f in page.infobox
         ],
         "lead": page.lead,
-        "sections": [{"title": s.title, "text": s.text} for s in page.sections],
+        "sections": [{"title": s.title, "level": s.level, "text": s.text} for s in page.sections],   # level: 2 a
+        #             section, 3 a subsection of the one before (as the page's headings nest them)
         "links": [link.title for link in page.links],
     }
 

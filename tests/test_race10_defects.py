@@ -1,0 +1,156 @@
+"""Blind race 10 (``--seed 10303``): what racers met that admits another reading, each fixed at its
+cause; every test feeds the case that misled and fails without the fix."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.execute import StopFailed, count_is_clear, run_stop
+from pipeline.model import ROADBLOCK, Stop, ToolStep
+
+
+@pytest.fixture(scope="module")
+def toolbox(tmp_path_factory):
+    from pipeline.config import load_settings
+    from pipeline.tools.registry import Toolbox
+    return Toolbox(load_settings(cache_path=tmp_path_factory.mktemp("race10") / "cache.sqlite"))
+
+
+def airports_within(km: int, place: str) -> Stop:
+    return Stop(index=1, kind=ROADBLOCK, description=f"airports within {km} km of {place}", template="airports_within",
+                tool_chain=[ToolStep("maps_search_places", {"query": "airport", "location": place,
+                                                            "radius_m": km * 1000}, "airport_count", "count")])
+
+
+def counted(stop: Stop, toolbox) -> int:
+    calls = []
+    value = run_stop(stop, {}, toolbox, calls)
+    count_is_clear(stop, calls, toolbox)
+    return value
+
+
+def test_a_count_with_a_place_near_the_radius_is_never_asked(toolbox):
+    """R01: Minsk International Airport lies 30.47 km from Minsk's point, so "how many airports lie
+    within 30 km" is 0 from that point and 1 from a point a kilometre east: the stop fails."""
+    with pytest.raises(StopFailed, match="within 5% of the 30 km radius"):
+        counted(airports_within(30, "Minsk"), toolbox)
+
+
+def test_a_count_clear_of_its_radius_is_asked(toolbox):
+    """The same airport well inside 40 km (and nothing near 40 km): the count stands."""
+    assert counted(airports_within(40, "Minsk"), toolbox) == 1
+
+
+def test_no_accepted_leg_asks_a_count_with_a_place_near_its_radius(tmp_path, toolbox):
+    """Through the CLI: every count within a radius that an accepted leg asks (its golden trace's
+    arguments) is the same at the radius less and more 5%, probed here by calling the tool. The run
+    (hard DAG, seed 6) met such counts, both as roadblocks (dropped at prevalidate, as its legs' records
+    say) and as diamond branches (not made)."""
+    import json
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", "hard", "--variant", "dag",
+                    "--count", "10", "--seed", "6", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
+                    "--quiet"], check=True, capture_output=True)
+    legs = [json.loads(r["leg_json"]) for r in pq.read_table(out / "legs.parquet").to_pylist()]
+    dropped = [r for leg in legs for r in leg["metadata"].get("prevalidate_dropped", {}).values()]
+    assert any("km radius" in r for r in dropped)
+    asked = [t["args"] for leg in legs for t in leg["trace"]
+             if t["tool"] == "maps_search_places" and next(s for s in leg["stops"] if s["index"] == t["stop"])
+             ["tool_chain"][t["step"]]["extract"] == "count"]
+    assert asked
+    for args in asked:
+        counts = {toolbox.call("maps_search_places", {**args, "radius_m": round(args["radius_m"] * f)}).data["count"]
+                  for f in (0.95, 1.05)}
+        assert len(counts) == 1, args
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("race10ctx") / "cache.sqlite"))
+
+
+@pytest.mark.parametrize("title, usable", [("Wales", False), ("Cardiff", True), ("Luxembourg", True)])
+def test_a_country_the_geocoder_takes_for_a_town_is_no_place(ctx, title, usable):
+    """R14: Wales ("Country within the United Kingdom") geocodes to the village of Wales in South
+    Yorkshire, inside the United Kingdom its opening text names, and the leg asked the distance from
+    there to Belgium: a country page is a place only where the geocoder takes it for a country."""
+    from pipeline.stages.build import resolved
+    from pipeline.stages.facts import subject_facts
+    page = ctx.page(title)
+    [fact] = subject_facts(page)
+    assert (resolved(fact, ctx, page) is not None) == usable
+
+
+def places_of(title: str, section: str, ctx) -> list[str]:
+    from pipeline.model import Extraction
+    from pipeline.stages.verbalize import sentence_places
+    page = ctx.toolbox.call("fetch_webpage", {"url": ctx.page(title).url}).data   # what verbalize and agents read
+    return [where for where, _ in sentence_places(Extraction(source="cross_section", section=section), page, [])]
+
+
+def test_a_section_after_a_subsection_is_not_pointed_at_by_its_place(ctx):
+    """R16: "In its fifth section" of Afghanistan meant the fifth heading, "Hotak dynasty and Durrani
+    Empire", a subsection of "History"; a reader counting sections, not subsections, reads another one.
+    Past a heading of another depth a section is named by its title only."""
+    assert places_of("Afghanistan", "Hotak dynasty and Durrani Empire", ctx) == \
+        ['section "Hotak dynasty and Durrani Empire"']
+    assert places_of("Afghanistan", "Etymology", ctx) == ['section "Etymology"', "first section"]
+
+
+@pytest.mark.parametrize("country, twice", [("Italy", (3, 4)), ("France", None)])
+def test_one_question_of_one_point_is_asked_once(toolbox, country, twice):
+    """R28: "the nearest airport to the place that clue 9 asks for" (Rome) and "to the capital city of
+    the country that clue 1 asks for (the capital the country statistics name)" (Italy's: Rome) are
+    one search at one point, asked twice under two templates and two inputs: golden-execute rejects
+    the leg. With France's capital the two clues ask of two points."""
+    import random
+
+    from pipeline.catalog import roadblock_templates
+    from pipeline.model import ROUTE_INFO, Leg
+    from pipeline.stages.build import make_roadblock
+    from pipeline.stages.golden import asked_twice
+
+    templates = roadblock_templates()
+    place = Stop(index=0, kind=ROUTE_INFO, description="a place", page_title="Rome", value="Rome")
+    nation = Stop(index=1, kind=ROUTE_INFO, description="a country", page_title=country, value=country)
+    stops = [place, nation]
+    for k, (name, source) in enumerate([("nearest_airport_distance", place),
+                                        ("country_capital_airport_distance", nation)]):
+        stop = make_roadblock(name, templates[name], [source.index], random.Random(0), source)
+        stop.index = 2 + k
+        stops.append(stop)
+    trace, values = [], {0: "Rome", 1: country}
+    for stop in stops[2:]:
+        values[stop.index] = run_stop(stop, values, toolbox, trace)
+    leg = Leg(leg_id="leg_test", variant="linear", level="easy", seed=0, seed_title="Rome",
+              seed_url=place.page_url or "", stops=stops)
+    assert asked_twice(leg, trace) == twice   # clue numbers
+
+
+def test_the_race_run_rejects_the_leg_that_asked_twice(tmp_path):
+    """Through the CLI, the run that made R28's leg (medium DAG, seed 10303): that leg is rejected at
+    golden-execute with its two clues named, and no accepted leg asks one question of one point twice."""
+    import json
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    from pipeline.model import Leg
+    from pipeline.stages.golden import asked_twice
+
+    out = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", "medium", "--variant", "dag",
+                    "--count", "4", "--seed", "10303", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
+                    "--quiet"], check=True, capture_output=True)
+    reasons = [r["reason"] for r in pq.read_table(out / "rejected.parquet").to_pylist()]
+    assert "golden: clues 10 and 12 ask one question of one point" in reasons
+    for row in pq.read_table(out / "legs.parquet").to_pylist():
+        leg = Leg.from_json(row["leg_json"])
+        assert asked_twice(leg, leg.trace) is None, json.dumps(row["riddle"])[:200]
