@@ -390,26 +390,28 @@ def count_is_clear(stop: Stop, calls: list[TraceEntry], toolbox: Toolbox) -> Non
     """A count of places within a radius needs no place near the radius: readers take a city's point
     from different sources a few kilometres apart (the country statistics' capital, a geocoder,
     GeoNames), so an airport 30.47 km from Minsk's point is within 30 km for some of them (blind
-    race 10, R01). The count at the radius less and more ``RADIUS_MARGIN`` must be the same. The
-    probes are the check's calls, not steps of the leg: they stay out of its trace (a stage that
+    race 10, R01). A search at the radius and ``RADIUS_MARGIN`` more must list no place farther than
+    the radius less the margin (a list cut at the tool's limit cannot tell: the stop fails). The
+    probe is the check's call, not a step of the leg: it stays out of its trace (a stage that
     builds the leg calls this, never the golden run that replays)."""
     for entry in calls:
         step = stop.tool_chain[entry.step] if 0 <= entry.step < len(stop.tool_chain) else None
         if step is None or step.extract != "count" or not isinstance(entry.args.get("radius_m"), (int, float)):
             continue
         radius = float(entry.args["radius_m"])
-        counts = []
-        for factor in (1 - RADIUS_MARGIN, 1 + RADIUS_MARGIN):
-            try:
-                result = toolbox.call(entry.tool, {**entry.args, "radius_m": round(radius * factor)})
-            except (ToolArgumentError, ToolError) as exc:
-                raise StopFailed(f"the count's edge probe failed: {exc}") from exc
-            if not result.ok:
-                raise StopFailed(f"the count's edge probe failed: {result.error}")
-            counts.append(result.data.get("count"))
-        if counts[0] != counts[1]:
-            raise StopFailed(f"{counts[1] - counts[0]} place(s) lie within {RADIUS_MARGIN:.0%} of the "
-                             f"{radius / 1000:g} km radius: readers' points for its centre count them differently")
+        try:
+            result = toolbox.call(entry.tool, {**entry.args, "radius_m": round(radius * (1 + RADIUS_MARGIN))})
+        except (ToolArgumentError, ToolError) as exc:
+            raise StopFailed(f"the count's edge probe failed: {exc}") from exc
+        if not result.ok:
+            raise StopFailed(f"the count's edge probe failed: {result.error}")
+        places = result.data.get("places") or []
+        if len(places) != result.data.get("count") or not all("distance_m" in p for p in places):
+            raise StopFailed("the count's edge probe lists only some of its places: its edge cannot be seen")
+        near = sum(p["distance_m"] > radius * (1 - RADIUS_MARGIN) for p in places)
+        if near:
+            raise StopFailed(f"{near} place(s) lie within {RADIUS_MARGIN:.0%} of the {radius / 1000:g} km radius: "
+                             "readers' points for its centre count them differently")
 
 
 def run_tool_chain(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:

@@ -154,3 +154,16 @@ def test_the_race_run_rejects_the_leg_that_asked_twice(tmp_path):
     for row in pq.read_table(out / "legs.parquet").to_pylist():
         leg = Leg.from_json(row["leg_json"])
         assert asked_twice(leg, leg.trace) is None, json.dumps(row["riddle"])[:200]
+
+
+def test_a_count_whose_edge_probe_is_cut_short_is_never_asked(tmp_path, monkeypatch):
+    """The edge probe must see every place out to the radius and 5% more: where the tool lists fewer
+    places than it counts (its list stops at ``MAX_PLACES``) the edge cannot be seen, and the stop
+    fails rather than pass unseen. Paris has seven airports within 47 km; a list of one shows one."""
+    from pipeline.config import load_settings
+    from pipeline.tools.backends.offline import maps
+    from pipeline.tools.registry import Toolbox
+    monkeypatch.setattr(maps, "MAX_PLACES", 1)
+    short = Toolbox(load_settings(cache_path=tmp_path / "cache.sqlite"))
+    with pytest.raises(StopFailed, match="lists only some of its places"):
+        counted(airports_within(45, "Paris"), short)

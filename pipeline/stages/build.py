@@ -200,7 +200,7 @@ def _templates_for(role: str, allow_simulated: bool, unit: str | None = None,
     return sorted(names)
 
 
-def _entity(stop: Stop) -> str:
+def entity_key(stop: Stop) -> str:
     """What a page fact names, as one key ("Britain" and "United Kingdom" are one country)."""
     return country_key(str(stop.value)) if stop.fact.role == "country" else str(stop.value)
 
@@ -216,7 +216,7 @@ def _pairs_for(pages: list[Stop], allow_simulated: bool, reserved: frozenset[str
             continue
         first, second = t["inputs"]
         found = [(i, j) for i, a in enumerate(pages) for j, b in enumerate(pages)
-                 if i != j and a.fact.role == first and b.fact.role == second and _entity(a) != _entity(b)
+                 if i != j and a.fact.role == first and b.fact.role == second and entity_key(a) != entity_key(b)
                  and (first != second or i < j)]
         if found:
             out[name] = found
@@ -274,7 +274,10 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     # each text fact gets two candidate roadblocks: if one chain fails, the other still consumes it
     pending_text = [(i, s) for i, s in enumerate(pages) if s.fact.role in ("place", "country", "date", "company", "coin")] * 2
     n_roadblocks = plan.roadblocks + SPARE_ROADBLOCKS
-    made: set[tuple[str, tuple[int, ...], str]] = set()
+    made: set[tuple[str, tuple[int, ...]]] = set()     # (template, input pages)
+    # (template, what the inputs name): Italy reached twice (a page's country, then a choice hop) asks its
+    # capital's elevation once (blind race 10: the same template on two stops of one country)
+    made_of: set[tuple[str, tuple[str, ...]]] = set()
     for n in range(n_roadblocks + 4 * len(pages) + 4):
         if len(made) >= n_roadblocks:
             break
@@ -292,8 +295,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
                 i, j = pairs[name][rng.randrange(len(pairs[name]))]
                 choice = (name, [i, j], max(i, j))
         if choice is None:   # any page's fact that some template takes (every roadblock has a route input)
-            takers = {i: [n for n in _templates_for(s.fact.role, allow_sim, s.fact.unit, reserved) if (n, (i,)) not in made]
-                      for i, s in enumerate(pages)}
+            takers = {i: [n for n in _templates_for(s.fact.role, allow_sim, s.fact.unit, reserved)
+                          if (n, (entity_key(s),)) not in made_of] for i, s in enumerate(pages)}
             fed = sorted(i for i, names in takers.items() if names)
             if not fed:
                 break
@@ -305,10 +308,11 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         name, input_pages, anchor = choice
         unit = pages[input_pages[0]].fact.unit if input_pages else None
         stop = make_roadblock(name, templates[name], [id(pages[k]) for k in input_pages], rng, pages[anchor], unit)
-        question = (name, tuple(input_pages))
-        if question in made:   # one template once per input: airports within 20 and 40 km of one capital are one search
+        question = (name, tuple(entity_key(pages[k]) for k in input_pages))
+        if question in made_of:   # one template once per input: airports within 20 and 40 km of one capital are one search
             continue
-        made.add(question)
+        made_of.add(question)
+        made.add((name, tuple(input_pages)))
         key = (anchor, 1, seq)
         items.append((key, stop))
         outputs.append((key, stop))

@@ -9,18 +9,19 @@ from pipeline.execute import StopFailed, count_is_clear, run_stop
 from pipeline.model import MERGE, ROUTE_INFO, Leg, Stop
 from pipeline.stages import link
 from pipeline.stages.base import Rejected, StageContext, reindex, rng_for
-from pipeline.stages.build import make_roadblock
+from pipeline.stages.build import entity_key, make_roadblock
 from pipeline.stages.prevalidate import asks_nothing, compose_finish
 from pipeline.tools.registry import absorbed
 
 
-def _signature(stop: Stop) -> tuple:
-    """What makes two roadblocks the same question (issue 21): template and inputs; the drawn parameters
-    do not count (airports within 20 and within 40 km of one capital are one search)."""
+def _signature(stop: Stop, named: dict[int, str]) -> tuple:
+    """What makes two roadblocks the same question (issue 21): template and what its inputs name
+    (``named``: stop index -> entity key; Italy reached by two stops is one input); the drawn
+    parameters do not count (airports within 20 and within 40 km of one capital are one search)."""
     if stop.kind != "roadblock":
         return ("", stop.index)
     spec = stop.roadblock
-    return (stop.template, tuple(spec.inputs if spec else ()))
+    return (stop.template, tuple(named.get(i, str(i)) for i in (spec.inputs if spec else ())))
 
 
 def run(leg: Leg, ctx: StageContext) -> Leg:
@@ -54,15 +55,16 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         used_pairs[(source.index, kind)] = used_pairs.get((source.index, kind), 0) + 1
         spec = types[kind]
         number = made + 1
-        taken = {_signature(s) for s in leg.stops}
+        named = {s.index: entity_key(s) for s in leg.stops if s.kind == ROUTE_INFO and s.fact}
+        taken = {_signature(s, named) for s in leg.stops}
         branches = []
         for b in spec["branches"]:
             for _ in range(4):  # redraw parameters (dates, categories) until the question is new
                 branch = make_roadblock(b, templates[b], [source.index], rng, source)
-                if _signature(branch) not in taken:
+                if _signature(branch, named) not in taken:
                     break
             branches.append(branch)
-        if any(_signature(b) in taken for b in branches):
+        if any(_signature(b, named) in taken for b in branches):
             reasons.append(f"{kind} on stop {source.index}: a branch would repeat an existing roadblock")
             continue
         values = {s.index: s.value for s in leg.stops}
