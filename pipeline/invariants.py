@@ -14,8 +14,19 @@ from pipeline import expressions
 from pipeline.cache import ReplayMiss, canonical_json
 from pipeline.catalog import LevelPreset
 from pipeline.config import PROVENANCES
-from pipeline.execute import StopFailed, execute_leg, extract_fact
-from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, Leg
+from pipeline.execute import StopFailed, country_key, execute_leg, extract_fact
+from pipeline.model import (
+    DETOUR,
+    FINISH_LINE,
+    LINK_FOLLOW,
+    MERGE,
+    ROADBLOCK,
+    ROUTE_INFO,
+    SEARCH_QUERY,
+    Leg,
+    Stop,
+    TraceEntry,
+)
 from pipeline.refs import is_stop_ref, value_inputs
 from pipeline.snapshot.page import name_regex
 from pipeline.tools.errors import ToolError
@@ -259,9 +270,71 @@ def check_hops(leg: Leg, fetch_page: Callable[[str], dict | None]) -> list[str]:
     return errors
 
 
+def _points(tool: str, data: dict) -> tuple | None:
+    """The points a call measures at, as its answer gives them (whatever name or route led there)."""
+    found = {"maps_search_places": [data.get("center")], "maps_elevation": data.get("results") or [],
+             "weather_historical": [data.get("location")]}.get(tool)
+    if not found or not all(isinstance(p, dict) and "lat" in p and "lng" in p for p in found):
+        return None
+    return tuple((round(p["lat"], 4), round(p["lng"], 4)) for p in found)
+
+
+def question_of(stop: Stop, trace: list[TraceEntry]) -> tuple | None:
+    """What a roadblock asks of a point: the measuring call (tool, what it searches for), the steps
+    from there on, and the point it measures at. "The nearest airport to the place of clue 9" (Rome)
+    and "to the capital the country statistics name for the country of clue 1" (Italy's, Rome) are
+    one question asked twice (blind race 10, R28), though their templates and inputs differ; the drawn
+    parameters (a radius, a date) do not count, as for the template of one entity below."""
+    if stop.kind != ROADBLOCK:
+        return None
+    calls = {t.step: t for t in trace if t.stop == stop.index}
+    for k, step in enumerate(stop.tool_chain):
+        call = calls.get(k)
+        points = _points(step.tool, json.loads(call.response)) if call is not None else None
+        if points:
+            return (step.tool, call.args.get("query"), tuple((s.tool, s.extract) for s in stop.tool_chain[k:]), points)
+    return None
+
+
+def asked_twice(leg: Leg, trace: list[TraceEntry]) -> tuple[int, int] | None:
+    """The first two roadblocks (clue numbers) that ask one question of one point, if any."""
+    seen: dict[tuple, int] = {}
+    for stop in leg.stops:
+        question = question_of(stop, trace)
+        if question is not None:
+            if question in seen:
+                return seen[question] + 1, stop.index + 1
+            seen[question] = stop.index
+    return None
+
+
+def check_one_question(leg: Leg) -> list[str]:
+    """No roadblock asks what another asks (issue 21, item 3): not one template of inputs that name one
+    entity (a country reached by two stops is asked its capital's elevation once), and not one measure
+    at one point under two templates (``asked_twice``: the golden trace's points)."""
+    stops = {s.index: s for s in leg.stops}
+
+    def named(i: int) -> str:
+        source = stops.get(i)
+        if source is None or source.fact is None:
+            return f"stop {i}"
+        return country_key(str(source.value)) if source.fact.role == "country" else str(source.value)
+    errors, seen = [], {}
+    for stop in leg.stops:
+        if stop.kind != ROADBLOCK or stop.roadblock is None:
+            continue
+        key = (stop.template, tuple(named(i) for i in stop.roadblock.inputs))
+        if key in seen:
+            errors.append(f"clues {seen[key] + 1} and {stop.index + 1} ask {stop.template} of {', '.join(key[1])}")
+        seen.setdefault(key, stop.index)
+    if twice := asked_twice(leg, leg.trace):
+        errors.append(f"clues {twice[0]} and {twice[1]} ask one question of one point")
+    return errors
+
+
 def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simulated: bool,
               fetch_page: Callable[[str], dict | None]) -> dict[str, list[str]]:
-    """Every invariant by number (1-11, as in the README); a key with an empty list holds."""
+    """Every invariant by number (1-12, as in the README); a key with an empty list holds."""
     checks = {
         "1_dag": lambda: check_dag(leg, preset),
         "2_counts": lambda: check_counts(leg, preset),
@@ -274,6 +347,7 @@ def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simu
         "9_route_inputs": lambda: check_route_inputs(leg),
         "10_bridges": lambda: check_bridges(leg),
         "11_hops": lambda: check_hops(leg, fetch_page),
+        "12_one_question": lambda: check_one_question(leg),
     }
     out = {}
     for name, check in checks.items():

@@ -106,7 +106,7 @@ def test_the_accepted_legs_pass_every_invariant_and_their_trace_replays(legs, ct
         results = leg_invariants(leg, ctx, allow_simulated=True)
         assert sorted(results, key=lambda k: int(k.split("_")[0])) == [
             "1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts",
-            "8_places", "9_route_inputs", "10_bridges", "11_hops"]
+            "8_places", "9_route_inputs", "10_bridges", "11_hops", "12_one_question"]
         assert {k: v for k, v in results.items() if v} == {}
         replay = checker.check(leg)
         assert replay.errors == [] and replay.notes == []
@@ -838,3 +838,44 @@ def test_11_quotes_by_hand_at_the_edges(legs):
     assert says("Go to the version of Mac OS it names.", description="Version of Mac OS X") == []
     assert says("Then: epsilon zeta eta theta iota kappa") == [f"clue {stop.index + 1} quotes the opening text of its page"]
     assert says("Then: zeta eta theta iota kappa") == []
+
+
+# ---- 12. no question asked twice ----------------------------------------------------------------------
+def entity_roadblock(leg):
+    """A roadblock of one route input that golden-execute measured at a point (the breaks below need one)."""
+    return next((s for s in leg.stops if s.kind == ROADBLOCK and s.roadblock and len(s.roadblock.inputs) == 1
+                 and leg.stops[s.roadblock.inputs[0]].kind == ROUTE_INFO and inv.question_of(s, leg.trace)), None)
+
+
+def test_12_one_template_of_two_stops_that_name_one_entity(legs, ctx):
+    leg = a_leg(legs, lambda lg: entity_roadblock(lg) and len(page_stops(lg)) >= 2, "a roadblock at a point")
+    asked = entity_roadblock(leg)
+    source = leg.stops[asked.roadblock.inputs[0]]
+    other = next(s for s in page_stops(leg) if s.index != source.index)
+    other.value, other.fact = source.value, copy.deepcopy(source.fact)     # the route reaches it twice
+    twin = copy.deepcopy(asked)
+    twin.index, twin.roadblock.inputs = len(leg.stops), [other.index]
+    leg.stops.append(twin)
+    named = inv.country_key(str(source.value)) if source.fact.role == "country" else str(source.value)
+    assert inv.check_one_question(leg) == [f"clues {asked.index + 1} and {twin.index + 1} ask {asked.template} of {named}"]
+    assert "12_one_question" in failing(leg, ctx)
+
+
+def test_12_one_measure_at_one_point_under_two_templates(legs, ctx):
+    leg = a_leg(legs, entity_roadblock, "a roadblock at a point")
+    asked = entity_roadblock(leg)
+    twin = copy.deepcopy(asked)
+    twin.index, twin.template = len(leg.stops), asked.template + "_of_its_capital"   # another template...
+    leg.stops.append(twin)
+    leg.trace += [dataclasses.replace(t, stop=twin.index) for t in leg.trace if t.stop == asked.index]  # ...same point
+    assert inv.check_one_question(leg) == [f"clues {asked.index + 1} and {twin.index + 1} ask one question of one point"]
+    twin_calls = [t for t in leg.trace if t.stop == twin.index]
+    for t in twin_calls:   # measured a few metres away: another point, another question
+        data = json.loads(t.response)
+        for where in ("center", "location"):
+            if isinstance(data.get(where), dict):
+                data[where]["lat"] += 0.01
+        for point in data.get("results") or []:
+            point["lat"] += 0.01
+        t.response = json.dumps(data)
+    assert inv.check_one_question(leg) == []

@@ -114,7 +114,7 @@ def test_one_question_of_one_point_is_asked_once(toolbox, country, twice):
     from pipeline.catalog import roadblock_templates
     from pipeline.model import ROUTE_INFO, Leg
     from pipeline.stages.build import make_roadblock
-    from pipeline.stages.golden import asked_twice
+    from pipeline.invariants import asked_twice
 
     templates = roadblock_templates()
     place = Stop(index=0, kind=ROUTE_INFO, description="a place", page_title="Rome", value="Rome")
@@ -143,7 +143,7 @@ def test_the_race_run_rejects_the_leg_that_asked_twice(tmp_path):
     import pyarrow.parquet as pq
 
     from pipeline.model import Leg
-    from pipeline.stages.golden import asked_twice
+    from pipeline.invariants import asked_twice
 
     out = tmp_path / "run"
     subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", "medium", "--variant", "dag",

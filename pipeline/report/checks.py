@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 INVARIANT_NAMES = ("1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts",
                    "8_places", "9_route_inputs",
-                   "10_bridges", "11_hops")
+                   "10_bridges", "11_hops", "12_one_question")
 
 
 def run_params(dataset: Path) -> dict[str, Any]:
