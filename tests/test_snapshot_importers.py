@@ -216,7 +216,7 @@ def test_ray_charles_zim():
 def _full_parse(text):
     import mwparserfromhell
 
-    return mwparserfromhell.parse(text), True
+    return mwparserfromhell.parse(text, skip_style_tags=True), True   # as the importer parses
 
 
 def _pages_both_ways(monkeypatch, title, text):
@@ -259,7 +259,7 @@ def test_pruned_parse_gives_every_real_page_of_a_full_parse(monkeypatch):
         assert pruned == full, title
         page = page_from_wikitext(title, text)
         assert page.to_dict() == {**asdict(page), "coords": list(page.coords) if page.coords else None}
-        toks = _Tokenizer().tokenize(text, 0, False)
+        toks = _Tokenizer().tokenize(text, 0, True)   # skip_style_tags, as the importer
         all_tokens += len(toks)
         pruned_tokens += len(toks) - len(_prune(toks)[0])
         n += 1
@@ -279,7 +279,7 @@ def test_tree_builder_builds_every_real_page_as_mwparserfromhell(every):
     from tests.test_snapshot_wikitext import built
 
     for title, text in list(_real_articles())[::every]:
-        toks = _Tokenizer().tokenize(text, 0, False)
+        toks = _Tokenizer().tokenize(text, 0, True)   # skip_style_tags, as the importer
         assert built(treebuilder.build, toks) == built(Builder().build, toks), title
         kept = _prune(toks)[0]
         assert built(treebuilder.build, kept) == built(Builder().build, kept), title
