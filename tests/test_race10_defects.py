@@ -40,27 +40,45 @@ def test_a_count_clear_of_its_radius_is_asked(toolbox):
     assert counted(airports_within(40, "Minsk"), toolbox) == 1
 
 
-def test_no_accepted_leg_asks_a_count_with_a_place_near_its_radius(tmp_path, toolbox):
-    """Through the CLI: every count within a radius that an accepted leg asks (its golden trace's
-    arguments) is the same at the radius less and more 5%, probed here by calling the tool. The run
-    (hard DAG, seed 6) met such counts, both as roadblocks (dropped at prevalidate, as its legs' records
-    say) and as diamond branches (not made)."""
-    import json
+def cli_run(out, level: str, seed: int):
+    """The legs and rejection reasons of ``generate --difficulty LEVEL --variant dag --count 10``."""
     import subprocess
     import sys
 
     import pyarrow.parquet as pq
 
-    out = tmp_path / "run"
-    subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", "hard", "--variant", "dag",
-                    "--count", "10", "--seed", "6", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
+    from pipeline.model import Leg
+    subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", level, "--variant", "dag",
+                    "--count", "10", "--seed", str(seed), "--out", str(out), "--cache", str(out.parent / "c.sqlite"),
                     "--quiet"], check=True, capture_output=True)
-    legs = [json.loads(r["leg_json"]) for r in pq.read_table(out / "legs.parquet").to_pylist()]
-    dropped = [r for leg in legs for r in leg["metadata"].get("prevalidate_dropped", {}).values()]
+    legs = [Leg.from_json(r["leg_json"]) for r in pq.read_table(out / "legs.parquet").to_pylist()]
+    return legs, [r["reason"] for r in pq.read_table(out / "rejected.parquet").to_pylist()]
+
+
+@pytest.fixture(scope="module")
+def hard_dag_run(tmp_path_factory):
+    """Through the CLI, a run that met a count near its radius at prevalidate and a question asked twice
+    (hard DAG, seed 6)."""
+    return cli_run(tmp_path_factory.mktemp("race10hard") / "run", "hard", 6)
+
+
+@pytest.fixture(scope="module")
+def easy_dag_run(tmp_path_factory):
+    """Through the CLI, a run whose diamonds met a count near its radius (easy DAG, seed 7: the airports
+    within 20 km of Princeton, New Jersey)."""
+    return cli_run(tmp_path_factory.mktemp("race10easy") / "run", "easy", 7)
+
+
+def test_no_accepted_leg_asks_a_count_with_a_place_near_its_radius(hard_dag_run, easy_dag_run, toolbox):
+    """Every count within a radius that an accepted leg asks (its golden trace's arguments) is the same
+    at the radius less and more 5%, probed here by calling the tool. The runs met such counts, as
+    roadblocks (dropped at prevalidate, as the legs' records say) and as diamond branches (not made)."""
+    dropped = [r for leg in hard_dag_run[0] for r in leg.metadata.get("prevalidate_dropped", {}).values()]
     assert any("km radius" in r for r in dropped)
-    asked = [t["args"] for leg in legs for t in leg["trace"]
-             if t["tool"] == "maps_search_places" and next(s for s in leg["stops"] if s["index"] == t["stop"])
-             ["tool_chain"][t["step"]]["extract"] == "count"]
+    legs = hard_dag_run[0] + easy_dag_run[0]
+    stops = {(leg.leg_id, s.index): s for leg in legs for s in leg.stops}
+    asked = [t.args for leg in legs for t in leg.trace
+             if t.tool == "maps_search_places" and stops[(leg.leg_id, t.stop)].tool_chain[t.step].extract == "count"]
     assert asked
     for args in asked:
         counts = {toolbox.call("maps_search_places", {**args, "radius_m": round(args["radius_m"] * f)}).data["count"]
@@ -112,9 +130,9 @@ def test_one_question_of_one_point_is_asked_once(toolbox, country, twice):
     import random
 
     from pipeline.catalog import roadblock_templates
+    from pipeline.invariants import asked_twice
     from pipeline.model import ROUTE_INFO, Leg
     from pipeline.stages.build import make_roadblock
-    from pipeline.invariants import asked_twice
 
     templates = roadblock_templates()
     place = Stop(index=0, kind=ROUTE_INFO, description="a place", page_title="Rome", value="Rome")
@@ -133,37 +151,11 @@ def test_one_question_of_one_point_is_asked_once(toolbox, country, twice):
     assert asked_twice(leg, trace) == twice   # clue numbers
 
 
-def test_the_race_run_rejects_the_leg_that_asked_twice(tmp_path):
-    """Through the CLI, the run that made R28's leg (medium DAG, seed 10303): that leg is rejected at
-    golden-execute with its two clues named, and no accepted leg asks one question of one point twice."""
-    import json
-    import subprocess
-    import sys
-
-    import pyarrow.parquet as pq
-
-    from pipeline.model import Leg
+def test_a_run_rejects_the_leg_that_asks_twice(hard_dag_run):
+    """The run's leg that asked one measure at one point under two templates is rejected at
+    golden-execute with its two clues named, and no accepted leg asks one question twice (were it let
+    through, acceptance's invariant 12 would make it an error and the run would fail)."""
     from pipeline.invariants import asked_twice
-
-    out = tmp_path / "run"
-    subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", "medium", "--variant", "dag",
-                    "--count", "4", "--seed", "10303", "--out", str(out), "--cache", str(tmp_path / "c.sqlite"),
-                    "--quiet"], check=True, capture_output=True)
-    reasons = [r["reason"] for r in pq.read_table(out / "rejected.parquet").to_pylist()]
-    assert "golden: clues 10 and 12 ask one question of one point" in reasons
-    for row in pq.read_table(out / "legs.parquet").to_pylist():
-        leg = Leg.from_json(row["leg_json"])
-        assert asked_twice(leg, leg.trace) is None, json.dumps(row["riddle"])[:200]
-
-
-def test_a_count_whose_edge_probe_is_cut_short_is_never_asked(tmp_path, monkeypatch):
-    """The edge probe must see every place out to the radius and 5% more: where the tool lists fewer
-    places than it counts (its list stops at ``MAX_PLACES``) the edge cannot be seen, and the stop
-    fails rather than pass unseen. Paris has seven airports within 47 km; a list of one shows one."""
-    from pipeline.config import load_settings
-    from pipeline.tools.backends.offline import maps
-    from pipeline.tools.registry import Toolbox
-    monkeypatch.setattr(maps, "MAX_PLACES", 1)
-    short = Toolbox(load_settings(cache_path=tmp_path / "cache.sqlite"))
-    with pytest.raises(StopFailed, match="lists only some of its places"):
-        counted(airports_within(45, "Paris"), short)
+    legs, reasons = hard_dag_run
+    assert any(r.startswith("golden: clues ") and r.endswith(" ask one question of one point") for r in reasons)
+    assert all(asked_twice(leg, leg.trace) is None for leg in legs)
