@@ -159,3 +159,17 @@ def test_a_run_rejects_the_leg_that_asks_twice(hard_dag_run):
     legs, reasons = hard_dag_run
     assert any(r.startswith("golden: clues ") and r.endswith(" ask one question of one point") for r in reasons)
     assert all(asked_twice(leg, leg.trace) is None for leg in legs)
+
+
+def test_belgian_airports_stand_where_their_digits_read_as_minutes_and_seconds(toolbox):
+    """R04 (and racers of races 8 and 9): Brussels Airport stood 34.7 km from Brussels, at 50.5405,
+    4.2904, the package's degrees-minutes-seconds digits read as decimals (50°54'05", 4°29'04"). Read so,
+    it is 11 km out, the nearest airport, and the answer shows the digits it read."""
+    from pipeline.world.gazetteer import dms_reading
+    assert dms_reading(50.5405) == pytest.approx(50.901389, abs=1e-6) and dms_reading(-4.29) == pytest.approx(-4.483333)
+    assert dms_reading(4.75333) is None and dms_reading(50.61) is None   # five digits; 61 minutes
+    data = toolbox.call("maps_search_places", {"query": "airport", "location": "Brussels", "radius_m": 20000}).data
+    assert [(p["iata"], round(p["distance_m"] / 1000), p["point_read_as_dms"]) for p in data["places"]] == \
+        [("BRU", 11, "50.5405, 4.2904")]
+    schiphol = toolbox.call("maps_search_places", {"query": "airport", "location": "Amsterdam", "radius_m": 20000}).data
+    assert [p["iata"] for p in schiphol["places"]] == ["AMS"] and "point_read_as_dms" not in schiphol["places"][0]

@@ -50,6 +50,30 @@ except ImportError:  # the gazetteer then knows no airports
     airportsdata = None
 
 # A capital named by countryinfo is matched to a GeoNames place this close to countryinfo's point.
+# airportsdata writes the points of Belgium's and Luxembourg's airports as degrees, minutes and seconds
+# in decimal digits (Brussels Airport 50.5405, 4.2904 for 50°54'05", 4°29'04"): 35 km from the city its
+# row names, where the reading as minutes and seconds puts it 11 km away. The five of them whose city
+# the gazetteer finds (BRU, KJK, LGG, OST, LUX) all move from 26-35 km off to 4-11 km; every other
+# row of those two countries that can be read so (ANR, CRL) is the same form. Racers of blind races
+# 8-10 found BRU 35 km out; the point each answer gives is the reading, and the answer says so.
+DMS_WRITTEN = frozenset({"BE", "LU"})
+
+
+def dms_reading(value: float) -> float | None:
+    """``value`` read as degrees and minutes and seconds in its decimal digits (50.5405 -> 50°54'05"),
+    or None where its digits cannot be (more than four, or 60 minutes or seconds)."""
+    text = repr(float(value))
+    whole, _, digits = text.lstrip("-").partition(".")
+    if len(digits) > 4:
+        return None
+    digits = digits.ljust(4, "0")
+    minutes, seconds = int(digits[:2]), int(digits[2:])
+    if minutes >= 60 or seconds >= 60:
+        return None
+    degrees = int(whole) + minutes / 60 + seconds / 3600
+    return -degrees if text.startswith("-") else degrees
+
+
 CAPITAL_SNAP_KM = 10.0
 # A capital's bare name means another place only if that place is this many times more populous.
 CAPITAL_YIELDS_TO = 10
@@ -470,8 +494,12 @@ class Gazetteer:
             source = f"airportsdata {package_version('airportsdata')} (MIT)"
             for code, a in sorted(airportsdata.load("IATA").items()):
                 address = ", ".join(p for p in (a["name"], a.get("city"), self.country_names.get(a["country"], a["country"])) if p)
-                hit = PlaceHit(a["name"], float(a["lat"]), float(a["lon"]), a["country"], "airport", address, source,
-                               extra={"iata": code, "icao": a.get("icao") or None})
+                lat, lng, extra = float(a["lat"]), float(a["lon"]), {"iata": code, "icao": a.get("icao") or None}
+                read = (dms_reading(lat), dms_reading(lng)) if a["country"] in DMS_WRITTEN else (None, None)
+                if None not in read:   # the answer says so: the package's digits, as read
+                    extra["point_read_as_dms"] = f"{a['lat']}, {a['lon']}"
+                    lat, lng = round(read[0], 6), round(read[1], 6)
+                hit = PlaceHit(a["name"], lat, lng, a["country"], "airport", address, source, extra=extra)
                 self._airport_codes[code] = hit
                 for key in {normalise_name(a["name"]), normalise_name(f"{code} airport")}:
                     index.setdefault(key, []).append(hit)

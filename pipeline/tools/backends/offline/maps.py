@@ -106,7 +106,7 @@ def maps_geocode(args: dict, ctx: BackendContext) -> dict:
                         "(GeoNames cities with 1000+ people, countries, airports, OSM places of covered cities)")
     values = {"lat": hit.lat, "lng": hit.lng, "name": hit.name, "formatted_address": hit.formatted_address,
               "country_code": hit.country_code, "place_type": hit.place_type}
-    for key in ("partial_match", "represented_by", "place_id", "iata"):
+    for key in ("partial_match", "represented_by", "place_id", "iata", "point_read_as_dms"):
         if key in hit.extra:
             values[key] = hit.extra[key]
     return result("maps_geocode", values, hit.provenance, hit.source)
@@ -195,7 +195,9 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
         gaz = gazetteer(world_dir(ctx), ctx.settings.derived_dir)
         hits = gaz.airports_within(lat, lng, radius_m / 1000)
         places = [{"place_id": f"iata:{h.extra['iata']}", "name": h.name, "category": "airport", "lat": h.lat,
-                   "lng": h.lng, "distance_m": round(d * 1000, 1), "iata": h.extra["iata"]} for d, h in hits]
+                   "lng": h.lng, "distance_m": round(d * 1000, 1), "iata": h.extra["iata"],
+                   **({"point_read_as_dms": h.extra["point_read_as_dms"]} if "point_read_as_dms" in h.extra else {})}
+                  for d, h in hits]
         return result("maps_search_places", {"places": places[:MAX_PLACES], "count": len(places),
                                              "center": {"lat": lat, "lng": lng, "name": label}},
                       "offline-data", hits[0][1].source if hits else "airportsdata (MIT)")
