@@ -38,15 +38,22 @@ def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
 
 
 def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: tuple[str, ...],
-         fits=lambda route: True) -> tuple[list[str], list[Relation]] | None:
+         fits=lambda route: True, met: dict | None = None) -> tuple[list[str], list[Relation]] | None:
     """A chain of ``n_hops`` hops from the seed (``hops.hops_from``), at least ``n_choices`` of them
     choices, through pages that each offer a fact, whose whole route ``fits`` (offers what the leg's
-    roadblocks need); hubs drawn seldom. A randomised depth-first walk: a dead end steps back."""
+    roadblocks need); hubs drawn seldom. A randomised depth-first walk: a dead end steps back.
+    ``met["chain"]`` is set when the walk met a whole chain that did not fit (why it failed)."""
     budget = [WALK_BUDGET]
 
     def extend(route: list[str], relations: list[Relation], choices_left: int):
         if len(relations) == n_hops:
-            return (route, relations) if choices_left <= 0 and fits(route) else None
+            if choices_left > 0:
+                return None
+            if fits(route):
+                return route, relations
+            if met is not None:
+                met["chain"] = True
+            return None
         budget[0] -= 1
         if budget[0] < 0:
             return None
@@ -99,11 +106,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     def offers_entity(route: list[str]) -> bool:
         return any(f.role in needs or (leg.variant != "dag" and f.unit in CONVERTIBLE_UNITS)
                    for t in route for f in usable_facts(t, ctx, modes if t == leg.seed_title else hop_modes(modes)))
-    found = walk(leg, ctx, rng, p - 1, min(n_choices, p - 1), modes, offers_entity)
+    met: dict = {}
+    found = walk(leg, ctx, rng, p - 1, min(n_choices, p - 1), modes, offers_entity, met)
     if found is None:
         # say which is missing: the chain itself (pages that each offer a fact, one hop to the next), or
-        # on every chain there is, the entity the leg's roadblocks need (a second walk, on failure only)
-        chained = walk(leg, ctx, rng_for(leg, "plan-why"), p - 1, min(n_choices, p - 1), modes) is not None
+        # on the chains the walk met, the entity the leg's roadblocks need
+        chained = bool(met.get("chain"))
         raise Rejected(f"plan: no chain of {p - 1} hops ({n_choices} of them choices) from {leg.seed_title!r} "
                        + ("through pages offering " + ("a place or a country to fork" if leg.variant == "dag" else
                                                        "an entity a roadblock can take") if chained else
