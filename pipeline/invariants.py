@@ -32,6 +32,7 @@ from pipeline.snapshot.page import name_regex
 from pipeline.tools.errors import ToolError
 from pipeline.tools.registry import ToolResult
 from pipeline.tools.spec import TOOL_NAMES
+from pipeline.world.geo import haversine_km
 
 
 def dependency_graph(leg: Leg) -> nx.DiGraph:
@@ -270,21 +271,29 @@ def check_hops(leg: Leg, fetch_page: Callable[[str], dict | None]) -> list[str]:
     return errors
 
 
+ONE_POINT_M = 100   # two measures this near are taken at one point (two names of one city's point)
+
+
 def _points(tool: str, data: dict) -> tuple | None:
-    """The points a call measures at, as its answer gives them (whatever name or route led there)."""
+    """The points (lat, lng) a call measures at, as its answer gives them (whatever name or route led there)."""
     found = {"maps_search_places": [data.get("center")], "maps_elevation": data.get("results") or [],
              "weather_historical": [data.get("location")]}.get(tool)
     if not found or not all(isinstance(p, dict) and "lat" in p and "lng" in p for p in found):
         return None
-    return tuple((round(p["lat"], 4), round(p["lng"], 4)) for p in found)
+    return tuple((p["lat"], p["lng"]) for p in found)
 
 
-def question_of(stop: Stop, trace: list[TraceEntry]) -> tuple | None:
-    """What a roadblock asks of a point: the measuring call (tool, what it searches for), the steps
-    from there on, and the point it measures at. "The nearest airport to the place of clue 9" (Rome)
-    and "to the capital the country statistics name for the country of clue 1" (Italy's, Rome) are
-    one question asked twice (blind race 10, R28), though their templates and inputs differ; the drawn
-    parameters (a radius, a date) do not count, as for the template of one entity below."""
+def same_points(a: tuple, b: tuple) -> bool:
+    """Are two calls' points one place each, pair by pair, within ``ONE_POINT_M``?"""
+    return len(a) == len(b) and all(haversine_km(*p, *q) * 1000 <= ONE_POINT_M for p, q in zip(a, b))
+
+
+def question_of(stop: Stop, trace: list[TraceEntry]) -> tuple[tuple, tuple] | None:
+    """What a roadblock asks of a point: the measure (the measuring call's tool and what it searches
+    for, the steps from there on) and the points it measures at. "The nearest airport to the place of
+    clue 9" (Rome) and "to the capital the country statistics name for the country of clue 1" (Italy's,
+    Rome) are one question asked twice (blind race 10, R28), though their templates and inputs differ;
+    the drawn parameters (a radius, a date) do not count, as for the template of one entity below."""
     if stop.kind != ROADBLOCK:
         return None
     calls = {t.step: t for t in trace if t.stop == stop.index}
@@ -292,19 +301,22 @@ def question_of(stop: Stop, trace: list[TraceEntry]) -> tuple | None:
         call = calls.get(k)
         points = _points(step.tool, json.loads(call.response)) if call is not None else None
         if points:
-            return (step.tool, call.args.get("query"), tuple((s.tool, s.extract) for s in stop.tool_chain[k:]), points)
+            return (step.tool, call.args.get("query"), tuple((s.tool, s.extract) for s in stop.tool_chain[k:])), points
     return None
 
 
 def asked_twice(leg: Leg, trace: list[TraceEntry]) -> tuple[int, int] | None:
-    """The first two roadblocks (clue numbers) that ask one question of one point, if any."""
-    seen: dict[tuple, int] = {}
+    """The first two roadblocks (clue numbers) that ask one measure at one point, if any."""
+    asked: list[tuple[tuple, tuple, int]] = []
     for stop in leg.stops:
         question = question_of(stop, trace)
-        if question is not None:
-            if question in seen:
-                return seen[question] + 1, stop.index + 1
-            seen[question] = stop.index
+        if question is None:
+            continue
+        measure, points = question
+        for earlier, where, index in asked:
+            if earlier == measure and same_points(where, points):
+                return index + 1, stop.index + 1
+        asked.append((measure, points, stop.index))
     return None
 
 

@@ -879,3 +879,58 @@ def test_12_one_measure_at_one_point_under_two_templates(legs, ctx):
             point["lat"] += 0.01
         t.response = json.dumps(data)
     assert inv.check_one_question(leg) == []
+
+
+def a_small_leg(values: list[tuple[str, str]], roadblocks: list[tuple[str, list[int]]]):
+    """A leg of page stops (role, value) and roadblocks (template, input stops) and no trace: what
+    ``check_one_question`` reads, without a run."""
+    from pipeline.model import FactSpec, Leg, RoadblockSpec, Stop
+    stops = [Stop(index=i, kind=ROUTE_INFO, description="a fact", value=value, fact=FactSpec(role=role, label="x"))
+             for i, (role, value) in enumerate(values)]
+    stops += [Stop(index=len(stops) + k, kind=ROADBLOCK, description="a question", template=template,
+                   roadblock=RoadblockSpec(inputs=inputs)) for k, (template, inputs) in enumerate(roadblocks)]
+    return Leg(leg_id="leg_small", variant="linear", level="easy", seed=0, seed_title="S", seed_url="", stops=stops)
+
+
+def test_12_what_makes_one_question_by_template():
+    # a place is named by its value as written; a country by its key ("Britain" and "United Kingdom" are one)
+    leg = a_small_leg([("place", "Georgia"), ("place", "Georgia"), ("place", "Tbilisi")],
+                      [("nearest_airport_distance", [0]), ("nearest_airport_distance", [1]),
+                       ("nearest_airport_distance", [2])])
+    assert inv.check_one_question(leg) == ["clues 4 and 5 ask nearest_airport_distance of Georgia"]
+    leg = a_small_leg([("country", "Britain"), ("country", "United Kingdom")],
+                      [("country_capital_elevation", [0]), ("country_capital_elevation", [1])])
+    assert inv.check_one_question(leg) == ["clues 3 and 4 ask country_capital_elevation of GB"]
+    # two places, two inputs: the pair is the input; another place, another question
+    leg = a_small_leg([("place", "Rome"), ("place", "Paris"), ("place", "Lyon")],
+                      [("place_distance", [0, 1]), ("place_distance", [0, 1]), ("place_distance", [0, 2])])
+    assert inv.check_one_question(leg) == ["clues 4 and 5 ask place_distance of Rome, Paris"]
+    # a roadblock with no template record (an AAR import's) is not compared
+    leg.stops[3].roadblock = None
+    assert inv.check_one_question(leg) == []
+
+
+@pytest.mark.parametrize("tool, data, points", [
+    ("maps_search_places", {"center": {"lat": 41.891934, "lng": 12.511331, "name": "Rome"}}, ((41.891934, 12.511331),)),
+    ("maps_elevation", {"results": [{"lat": 1.0, "lng": 2.0}, {"lat": -3.5, "lng": 4.25}]}, ((1.0, 2.0), (-3.5, 4.25))),
+    ("weather_historical", {"location": {"lat": 48.85661, "lng": 2.35222}}, ((48.85661, 2.35222),)),
+    ("maps_search_places", {"center": {"lat": 41.9}}, None),                       # no longitude
+    ("maps_search_places", {"center": {"lng": 12.5}}, None),                       # no latitude
+    ("maps_elevation", {"results": []}, None),
+    ("maps_elevation", {"results": [{"lat": 1.0, "lng": 2.0}, {"lng": 2.0}]}, None),
+    ("weather_historical", {"location": "Paris"}, None),
+    ("maps_geocode", {"lat": 1.0, "lng": 2.0}, None),                             # a lookup, not a measure
+])
+def test_12_the_points_a_measure_is_taken_at(tool, data, points):
+    assert inv._points(tool, data) == points
+
+
+def test_12_points_metres_apart_are_one_point_and_two_hundred_metres_two():
+    rome = ((41.89193, 12.51133),)
+    assert inv.same_points(rome, ((41.89196, 12.51131),))          # 4 m: across a rounding boundary, still one
+    assert inv.same_points(rome, ((41.89193 + 0.0008, 12.51133),))  # 89 m
+    assert not inv.same_points(rome, ((41.89193 + 0.0010, 12.51133),))  # 111 m
+    assert not inv.same_points(rome, ((41.89193, 12.51133 + 0.0025),))  # 207 m east
+    assert not inv.same_points(rome, rome + rome)                  # one point against two
+    assert inv.same_points(rome + ((0.0, 0.0),), rome + ((0.0, 0.0005),))
+    assert not inv.same_points(rome + ((0.0, 0.0),), ((0.0, 0.0),) + rome)
