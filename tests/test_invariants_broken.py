@@ -934,3 +934,20 @@ def test_12_points_metres_apart_are_one_point_and_two_hundred_metres_two():
     assert not inv.same_points(rome, rome + rome)                  # one point against two
     assert inv.same_points(rome + ((0.0, 0.0),), rome + ((0.0, 0.0005),))
     assert not inv.same_points(rome + ((0.0, 0.0),), ((0.0, 0.0),) + rome)
+
+
+def test_12_what_a_search_looks_for_is_part_of_its_question():
+    """Airports and museums counted around one point are two questions; airports twice, one."""
+    from pipeline.model import ToolStep
+    leg = a_small_leg([("place", "Rome"), ("place", "Roma")], [("nearby_airport_count", [0]), ("nearby_poi_count", [1]),
+                                                               ("nearby_airport_count", [1])])
+    centre = {"lat": 41.89193, "lng": 12.51133}
+    for stop, query in zip(leg.stops[2:], ("airport", "museum", "airport")):
+        stop.tool_chain = [ToolStep("maps_search_places", {"query": query}, "count", "count")]
+        leg.trace.append(TraceEntry(stop=stop.index, step=0, tool="maps_search_places",
+                                    args={"query": query, "location": "Rome", "radius_m": 2000},
+                                    response=json.dumps({"center": centre, "count": 1, "places": []}),
+                                    provenance="offline-data", served_from="toolbox"))
+    assert inv.asked_twice(leg, leg.trace) == (3, 5)
+    leg.stops.pop()
+    assert inv.asked_twice(leg, leg.trace) is None
