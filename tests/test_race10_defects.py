@@ -173,3 +173,23 @@ def test_belgian_airports_stand_where_their_digits_read_as_minutes_and_seconds(t
         [("BRU", 11, "50.5405, 4.2904")]
     schiphol = toolbox.call("maps_search_places", {"query": "airport", "location": "Amsterdam", "radius_m": 20000}).data
     assert [p["iata"] for p in schiphol["places"]] == ["AMS"] and "point_read_as_dms" not in schiphol["places"][0]
+
+
+def test_a_day_count_says_how_days_are_counted(toolbox):
+    """R12: "the number of whole days between the date and 1 January 2000" is the difference to one reader,
+    the days strictly between to another; R14 wondered whether a 1603 date is to be converted. The clue
+    now says both, and the value is the difference of the dates as written."""
+    import random
+
+    from pipeline.catalog import roadblock_templates
+    from pipeline.execute import run_stop
+    from pipeline.model import ROUTE_INFO
+    from pipeline.stages.build import make_roadblock
+    template = roadblock_templates()["date_computation"]
+    assert "whole days between" not in template["value"]
+    assert "the date as written" in template["value"] and "consecutive days are 1 apart" in template["value"]
+    date = Stop(index=0, kind=ROUTE_INFO, description="a date", value="1999-12-31")
+    stop = make_roadblock("date_computation", template, [0], random.Random(0), date)
+    stop.index = 1
+    assert run_stop(stop, {0: "1999-12-31"}, toolbox, []) == 1        # consecutive days: 1 apart
+    assert run_stop(stop, {0: "1603-03-24"}, toolbox, []) == 144_919   # the date as written (R14's)
