@@ -328,9 +328,9 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
                 write_rows(path, rows)
             stage_seconds[stage] += time.perf_counter() - t0
             legs = []
-            for leg, why in results:
-                if why:
-                    rejected_rows.append(leg_row(leg, stage, leg.metadata["attempt"], why.status, why.reason, why.where))
+            for (leg, why), row in zip(results, rows, strict=True):
+                if why:   # the stage's own row: a rejected leg is serialised once
+                    rejected_rows.append(row)
                 else:
                     legs.append(leg)
             if progress:

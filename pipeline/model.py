@@ -58,7 +58,7 @@ def plain(value: Any) -> Any:
     if names is None and is_dataclass(value) and not isinstance(value, type):
         names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(value))
     if names is not None:
-        return {name: plain(getattr(value, name)) for name in names}
+        return {name: v if type(v := getattr(value, name)) in _LEAVES else plain(v) for name in names}
     if isinstance(value, (list, tuple)):   # leaves kept without a call (a crawl's lists are thousands)
         items = [v if type(v) in _LEAVES else plain(v) for v in value]
         return items if kind is list else type(value)(items)

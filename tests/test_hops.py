@@ -144,6 +144,11 @@ def test_countries_a_sentence_names(sentence, countries):
     ("It has 3.5 million people and is 300 km long.", []),
     ("It was founded on 1 November 1956 and renamed in 1995.", ["1 November 1956"]),   # blind race 3, R24
     ("It opened on March 4, 1861.", ["March 4, 1861"]),
+    # blind race 10, R22: "gives two numbers" of a distance and its conversion (one distance to a reader)
+    ("Liverpool lies 178 miles (286 km) north-west of London.", ["178 miles (286 km)"]),
+    ("It covers 163,696 square miles (423,970 km2) in all.", ["163,696 square miles (423,970 km2)"]),
+    ("Summers reach 26 °C (79 °F) at noon.", ["26 °C (79 °F)"]),
+    ("It had 3 million people (2020) and 2 airports.", []),   # a year in brackets is no conversion
 ])
 def test_numbers_a_reader_may_count_differently(sentence, doubtful):
     assert doubtful_numbers(sentence) == doubtful
