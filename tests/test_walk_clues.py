@@ -23,6 +23,7 @@ from pipeline.clues import (
     ASK,
     LINK_BRIDGE,
     SEARCH_BRIDGE,
+    measured_alone,
     number_kinds,
     ordinal,
     ordinal_value,
@@ -310,13 +311,21 @@ def test_every_wording_verbalize_offers_reads_back_to_the_value(ctx):
 
 
 def test_a_kind_naming_a_leg_page_falls_back_to_a_plain_number(ctx, toronto):
+    stop = _prose_stop(ctx, "Toronto", "", "ransacked in the Battle")
+    asks = verbalize.ask_options(stop, ["year"], toronto)
+    assert asks and not any("year" in a for a in asks)
+    assert asks[0] == "In its opening text, the fifth sentence gives a number: what number?"
+
+
+def test_a_sentence_whose_numbers_readers_count_differently_is_never_asked_by_rank(ctx, toronto):
+    # "According to the 2011 Census, the city has 2.6 million residents": 2.6 or 2,600,000 where asked by
+    # rank? facts makes no fact of it, and a stop made by hand of it gets no wording either
     stop = Stop(index=0, kind=ROUTE_INFO, description="a number", page_title="Toronto", page_url=toronto["url"],
                 extraction=Extraction(source="prose", section="",
-                                      sentence=sentences_of(toronto["lead"])[8], number_index=1),
-                fact=FactSpec(role="number", label=""), value=3, value_type="number")
-    asks = verbalize.ask_options(stop, ["residents"], toronto)
-    assert asks and not any("residents" in a for a in asks)
-    assert asks[0] == "In its opening text, the ninth sentence gives two numbers: what is the second of the two?"
+                                      sentence=sentences_of(toronto["lead"])[8], number_index=0),
+                fact=FactSpec(role="number", label=""), value=2011, value_type="number")
+    assert "2.6 million residents" in stop.extraction.sentence
+    assert verbalize.ask_options(stop, [], toronto) == []
 
 
 def test_a_description_may_be_cut_to_its_first_words():
@@ -355,3 +364,42 @@ def test_a_search_answers_a_stop_when_the_page_s_own_snippet_shows_its_value(ctx
         assert verbalize.search_exposure(ctx, query, elsewhere[0], title, {}) == verbalize.ELSEWHERE
     absent = next(n for n in range(9001, 9999) if n not in numbers[title] | others)
     assert verbalize.search_exposure(ctx, query, absent, title, {}) is None
+
+
+# ---- a number asked by its unit alone, where readers count the sentence's numbers differently ----------
+@pytest.mark.parametrize("sentence, alone", [
+    # a quantity and its conversion: one distance to some readers, two numbers to others; each unit once
+    ("Liverpool lies 178 miles (286 km) north-west of London.", [0, 1]),
+    # "kilometres" is in "square kilometres": the length is no question by unit, the areas are
+    ("The lake covers 1,200 km2 (463 sq mi), is 80 km long and holds 7 islands.", [0, 1]),
+    (("Approximately 2,200 km (1,400 mi) long, with a drainage basin of 504,000 square kilometres (195,000 mi2), "
+     "it is the longest river of Ukraine and Belarus."), [2, 3]),
+    # two numbers of one unit: which one? none by unit alone
+    ("The tower is 300 m tall, 20 m wide and stands on 4 legs since 1889.", []),
+    # beside a number of no known kind ("12,000 mi3"), the unit of that one is unknown to the rule
+    ("The river is 300 km long and its basin is 12,000 mi3 in volume.", []),
+    # a scaled measurement ("2.2 million km2") is a number a reader may write two ways
+    ("Its empire covered 2 million km2 (0.8 million sq mi) at its height.", []),
+])
+def test_a_number_a_reader_finds_by_its_unit_alone(sentence, alone):
+    assert measured_alone(sentence) == alone
+
+
+def test_a_sentence_with_a_conversion_gives_its_measurement_by_unit_only(ctx):
+    """Austria's "an area of 83,879 km2 (32,386 sq mi) and ... about 9.2 million": no clue counts its
+    numbers (a conversion, a scale word), yet its area in square kilometres is one number to every reader
+    (imported pages' opening texts, issue 21 item 9). The fact is made, asked by unit only, and read back."""
+    austria = ctx.toolbox.call("fetch_webpage", {"url": title_to_url("Austria")}).data
+    stop = _prose_stop(ctx, "Austria", "", "occupies an area")
+    assert stop.value == 83879 and stop.extraction.number_index == 0
+    asks = verbalize.ask_options(stop, [], austria)
+    assert asks == [
+        "In its opening text, the fourth sentence gives a measurement in square kilometres: what number?",
+        ('In its opening text, the sentence that begins with the words "The country occupies" gives a measurement in '
+        "square kilometres: what number?"),
+    ]
+    for ask in asks:
+        solution = solve(RiddleView(riddle=_riddle(ask), seed_url=austria["url"]), ctx.toolbox)
+        assert solution.status == SOLVED and solution.values[1] == 83879, solution.reason
+    # by rank, the same sentence has two readings ("gives three numbers" or two, with the pair one area)
+    assert not any("numbers" in a for a in asks)

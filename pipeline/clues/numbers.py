@@ -23,7 +23,7 @@ CURRENCIES = {"US$": "US dollars", "C$": "Canadian dollars", "A$": "Australian d
 # unit words after a number, longest first, with the name a clue gives them
 UNITS = (
     (r"square kilomet(?:re|er)s|sq\.? ?km|km2|km²", "square kilometres"),
-    (r"square miles|sq\.? ?mi", "square miles"),
+    (r"square miles|sq\.? ?mi|mi2|mi²", "square miles"),
     (r"square met(?:re|er)s|m2|m²", "square metres"),
     (r"km/h|kilomet(?:re|er)s per hour", "kilometres per hour"),
     (r"mph|miles per hour", "miles per hour"),
@@ -169,3 +169,37 @@ def doubtful_numbers(sentence: str) -> list[str]:
     (286 km)": one distance or two numbers).
     A clue never counts the numbers of such a sentence."""
     return [m.group(0) for m in DOUBTFUL_NUMBER.finditer(sentence)]
+
+
+SCALED_WITH_OTHERS = re.compile(r"\d\s(?:thousand|million|billion|trillion)\b")
+
+
+def counts_safely(sentence: str) -> bool:
+    """May a clue count this sentence's numbers ("gives two numbers: the first")? Only where it gives
+    one to three, none a reader may count differently (``doubtful_numbers``) and no scale word beside
+    another number ("13 million people ... 1.3 billion": 13 or 13,000,000 where asked by rank?)."""
+    n = len(NUMBER_RE.findall(sentence))
+    return (1 <= n <= 3 and not doubtful_numbers(sentence)
+            and not (n > 1 and SCALED_WITH_OTHERS.search(sentence)))
+
+
+def measured_alone(sentence: str) -> list[int]:
+    """The numbers of a sentence a clue may ask by their unit alone, however the sentence's numbers
+    are counted: a measurement in a stated unit ("a measurement in square kilometres"), unscaled, the
+    sentence's only one in that unit, and no other number's unit holds its unit's words ("kilometres"
+    beside "square kilometres"). "163,696 square miles (423,970 km2)" gives one measurement in square
+    kilometres to every reader, whether the pair is one quantity or two numbers (imported pages:
+    the opening texts of states and rivers)."""
+    kinds = [kind for _, kind in number_kinds(sentence)]
+    out = []
+    for i, kind in enumerate(kinds):
+        unit = kind.singular.removeprefix("a measurement in ")
+        if kind.cls != "measurement" or unit == kind.singular or SCALE_WORDS.search(unit):
+            continue
+        if any(j != i and (unit in other.singular or other.cls == "number") for j, other in enumerate(kinds)):
+            continue   # beside a number of no known kind ("195,000 mi2" to an older unit table): its unit unknown
+        out.append(i)
+    return out
+
+
+SCALE_WORDS = re.compile(r"\b(?:thousands?|millions?|billions?|trillions?)\b")

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline.clues import doubtful_numbers
+from pipeline.clues import counts_safely, measured_alone
 from pipeline.execute import (
     clean_text_value,
     countries_named,
@@ -129,11 +129,11 @@ def prose_facts(page: Page, cross_section: bool) -> list[Fact]:
             if not 40 <= len(sentence) <= 300 or sentence.count('"') % 2 or not is_prose(sentence):
                 continue
             nums = numbers_in(sentence)
-            if not 1 <= len(nums) <= 3 or doubtful_numbers(sentence):
-                continue   # "one of the five pillars ... 29 to 30 days": readers count its numbers differently
-            if len(nums) > 1 and re.search(r"\d\s(?:thousand|million|billion|trillion)\b", sentence):
-                continue   # "13 million people ... 1.3 billion": 13 or 13,000,000 where asked by rank?
-            for idx, raw in enumerate(nums):
+            # "one of the five pillars ... 29 to 30 days": readers count its numbers differently; such a
+            # sentence gives only what a clue may ask by its unit ("a measurement in square kilometres")
+            askable = range(len(nums)) if counts_safely(sentence) else measured_alone(sentence)
+            for idx in askable:
+                raw = nums[idx]
                 value = parse_number(raw)
                 if not _is_informative_number(value) or value != int(value):
                     continue

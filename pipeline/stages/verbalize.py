@@ -39,12 +39,14 @@ from pipeline.clues import (
     by_description_start,
     by_infobox,
     clue_refs,
+    counts_safely,
     detour_clue,
     finish_clue,
     hop_clue_text,
     hop_wording,
     infobox_ask,
     input_ref,
+    measured_alone,
     merge_clue,
     names_ask,
     nth_section_ref,
@@ -200,12 +202,16 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
         return []
     target = numbers[ex.number_index][1]
     kinds = []
-    if target.cls != "number" and len(numbers) == 1 and not find_leak(target.singular, names):
-        # what a number is ("a population in millions") only where it is the sentence's one number: a reader
-        # tells "a population" from "a number in millions" by no rule of ours (issue 21, a blind racer)
-        same = [i for i, (_, k) in enumerate(numbers) if k.singular == target.singular]
-        kinds.append((target, same))
-    kinds.append((None, list(range(len(numbers)))))
+    if not counts_safely(ex.sentence):
+        # a sentence whose numbers readers count differently: the number only by its unit, never by rank
+        if ex.number_index in measured_alone(ex.sentence) and not find_leak(target.singular, names):
+            kinds.append((target, [ex.number_index]))
+    else:
+        if target.cls != "number" and len(numbers) == 1 and not find_leak(target.singular, names):
+            # what a number is ("a population in millions") only where it is the sentence's one number: a
+            # reader tells "a population" from "a number in millions" by no rule of ours (issue 21, a racer)
+            kinds.append((target, [ex.number_index]))
+        kinds.append((None, list(range(len(numbers)))))
     out = []
     for where, block in wheres:
         for sentence in sentence_refs(block, ex.sentence.strip(), names):
