@@ -97,6 +97,15 @@ def _in_named_country(geocoded: dict, page) -> bool:
 ENTITY_ROLES = ("place", "country", "date", "company", "coin")   # what roadblocks take from the route
 
 
+def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
+    """The facts a page stop may ask of the page at the level's extraction modes, resolved (memoised:
+    plan's walk met every page of the route before build asks again)."""
+    def compute() -> list:
+        page = ctx.page(title)
+        return [f for f in (resolved(f, ctx, page) for f in page_facts(page, modes)) if f] if page else []
+    return ctx.kept('usable_facts-' + '+'.join(modes), title, compute)
+
+
 def _offers_entity(title: str, ctx: StageContext, preset) -> bool:
     page = ctx.page(title)
     return page is not None and any(f.role in ENTITY_ROLES for f in page_facts(page, preset.extraction))
@@ -244,7 +253,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if page is None:
             raise Rejected(f"build: page {title!r} is missing or malformed")
         modes = preset.extraction if i == 0 else hop_modes(preset.extraction)
-        facts = [r for r in (resolved(f, ctx, page) for f in page_facts(page, modes)) if r is not None]
+        facts = usable_facts(title, ctx, modes)
         if not facts:
             raise Rejected(f"build: no usable fact on {title!r}")
         want = role_cycle[(i + rng.randrange(2)) % len(role_cycle)]

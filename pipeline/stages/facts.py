@@ -129,6 +129,8 @@ def prose_facts(page: Page, cross_section: bool) -> list[Fact]:
             if not 40 <= len(sentence) <= 300 or sentence.count('"') % 2 or not is_prose(sentence):
                 continue
             nums = numbers_in(sentence)
+            if not nums:
+                continue
             # "one of the five pillars ... 29 to 30 days": readers count its numbers differently; such a
             # sentence gives only what a clue may ask by its unit ("a measurement in square kilometres")
             askable = range(len(nums)) if counts_safely(sentence) else measured_alone(sentence)

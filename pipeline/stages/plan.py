@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pipeline.model import Leg, Plan, Relation
 from pipeline.stages.base import Rejected, StageContext, rng_for
-from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, resolved
+from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, usable_facts
 from pipeline.stages.crawl import bridge_degree
-from pipeline.stages.facts import hop_modes, page_facts
+from pipeline.stages.facts import hop_modes
 from pipeline.stages.hops import hops_from, offers_choice, walkable
 from pipeline.stages.llm_steps import plan_route
 
@@ -27,14 +27,6 @@ def shapes(preset) -> list[tuple[int, int, int, int]]:
 
 WALK_BUDGET = 2000
 LLM_CHAINS = 4       # chains offered to an LLM planner   # pages a chain walk may try before the attempt is given up
-
-
-def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
-    """The facts a page stop may ask of the page at the level's extraction modes (memoised)."""
-    def compute() -> list:
-        page = ctx.page(title)
-        return [f for f in (resolved(f, ctx, page) for f in page_facts(page, modes)) if f] if page else []
-    return ctx.kept('usable_facts-' + '+'.join(modes), title, compute)
 
 
 def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: tuple[str, ...],
