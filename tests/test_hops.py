@@ -31,6 +31,8 @@ from pipeline.snapshot.page import Page
 from pipeline.stages.base import StageContext
 from pipeline.stages.hops import (
     _qualified_elsewhere,
+    _unpaged_alike,
+    called_so,
     choice_hops,
     common_noun,
     hops_from,
@@ -359,3 +361,26 @@ def test_a_city_named_in_a_list_of_states_is_the_state(ctx):
     assert not _among_regions("She was born in São Paulo in 1950.", "São Paulo", "city")
     assert not _among_regions(sentence, "São Paulo", "river")          # only cities share their states' names
     assert not any(h.target == "São Paulo" for h in named_hops(ctx.page("Cerrado"), ctx))
+
+
+def test_a_body_without_a_page_whose_name_says_its_kind_is_a_second_reading(ctx):
+    """Blind race 11, R31: "the forum that the fifth sentence names" of Laos's "a member of ASEAN, the
+    Asia-Pacific Trade Agreement, East Asia Summit, La Francophonie, and the World Trade Organization":
+    the East Asia Summit is a forum to a reader, though the snapshot holds no page of it (the racer could
+    not check it and chose ASEAN). A name without a page whose last word is of the kind's class counts."""
+    asean = {"ASEAN": ctx.page("ASEAN")}
+    assert _unpaged_alike("It is a member of ASEAN and the East Asia Summit.", "forum", asean, "Laos", ctx)
+    assert not _unpaged_alike("It is a member of ASEAN and the Mekong Fishing Festival.", "forum", asean, "Laos", ctx)
+    # and a trade organisation with a page beside it is a body of the same class: no forum hop out of Laos
+    assert not any(h.target == "ASEAN" for h in hops_from("Laos", ctx))
+
+
+def test_a_page_its_opening_sentence_calls_a_thing_of_the_kind_is_a_second_reading(ctx):
+    """Blind race 11, R32: "the island that the second sentence names" of Jamaica's "the third-largest
+    island in the Greater Antilles ..., after Cuba and the island of Hispaniola": Cuba's description says
+    country, its opening sentence "an island country". Both are islands to a reader: no island hop."""
+    assert called_so(ctx.page("Cuba"), "island") and not called_so(ctx.page("Cuba"), "city")
+    assert not called_so(ctx.page("Hispaniola"), "country")
+    # only the head of what the subject is counts: a town in a region is no region
+    assert not called_so(Page(title="Xville", url="https://en.wikipedia.org/wiki/Xville", lead="Xville is a town in the region of Yland. It is small."), "region")
+    assert not any(h.target == "Hispaniola" for h in hops_from("Jamaica", ctx))

@@ -40,6 +40,9 @@ KIND_CLASSES: tuple[frozenset[str], ...] = tuple(frozenset(c.split()) for c in (
     "university college school institute academy",
     "company corporation manufacturer conglomerate firm business",
     "island archipelago peninsula",
+    # bodies of states: "the forum the sentence names" beside the East Asia Summit (blind race 11, R31)
+    ("organization organisation forum alliance union association bloc agreement treaty summit council community "
+     "league partnership pact intergovernmental"),
 ))
 
 

@@ -215,7 +215,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if (_country_doubt(sentence, title, kind) or _qualified_elsewhere(sentence, title, target)
                         or _in_compound(sentence, title, page, ctx) or _among_regions(sentence, title, kind)):
                     continue
-                alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
+                alike = [t for t, p in pages.items()
+                         if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
                 if any(_area_mention(sentence, t) for t in alike) or _unpaged_alike(sentence, kind, pages, page.title, ctx):
                     continue
                 if alike == [title]:
@@ -231,6 +232,24 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if readings == alike:
                     out.append(hop)
     return out
+
+
+def called_so(page, kind: str) -> bool:
+    """Does the page's opening sentence call its subject a thing of the kind's class ("Cuba ... is an
+    island country": an island to a reader, though its description says country)? Asked for "the
+    island" of "the third-largest island ... after Cuba and the island of Hispaniola", a reader may take
+    Cuba (blind race 11, R32)."""
+    first = (page.lead or "").split(". ", 1)[0]
+    m = _CALLED.search(first)
+    if m is None:
+        return False
+    head = _CALLED_CUT.split(m.group(1).lower(), 1)[0]   # "town in the region": a town, not a region
+    return bool(set(re.findall(r"[a-z]+", head)) & kin(noun_of(kind)))
+
+
+# what an opening sentence says its subject is: "is an island country", "was a city-state"
+_CALLED_CUT = re.compile(r"\b(?:in|of|on|at|from|for|with|that|which|who|whose|located|situated|and|or|by|near)\b|,")
+_CALLED = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one of the)\s+((?:[\w-]+\s+){0,3}[\w-]+)")
 
 
 def _area_mention(sentence: str, title: str) -> bool:
@@ -345,13 +364,18 @@ def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: Stag
 
     * searched: a top-three result titled by the name and more ("Sinai" finds "Sinai Peninsula",
       blind race 5, R28) that could be of the kind;
+    * by its own last word, where that is of the kind's class ("East Asia Summit" for a forum);
     * for kinds of the city class, in GeoNames: a city of ``UNPAGED_CITY`` people or more ("Pavia and
       Rome", "Busan, Daegu, and Incheon"). Whole names only: "Judge Davis" is no Davis, California."""
+    akin = kin(noun_of(kind))
     city_kind = could_be(kind, "city")
     person_kind = bool(kin(noun_of(kind)) & PERSON_WORDS)
     gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir) if city_kind or person_kind else None
     for name in ctx.memo(f"unpaged_names|{origin}|{sentence}",
                          lambda: _unpaged_names(sentence, set(pages) | {origin}, ctx)):
+        head = name.split()[-1].lower()
+        if len(name.split()) > 1 and (head in akin or head.removesuffix("s") in akin):
+            return True   # its own name says its kind ("East Asia Summit" beside the forum asked for: race 11, R31)
         if city_kind and gaz.city_population(name) >= UNPAGED_CITY:
             return True
         if person_kind and _person_like(name) and not gaz.city_population(name):
