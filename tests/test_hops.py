@@ -384,3 +384,26 @@ def test_a_page_its_opening_sentence_calls_a_thing_of_the_kind_is_a_second_readi
     # only the head of what the subject is counts: a town in a region is no region
     assert not called_so(Page(title="Xville", url="https://en.wikipedia.org/wiki/Xville", lead="Xville is a town in the region of Yland. It is small."), "region")
     assert not any(h.target == "Hispaniola" for h in hops_from("Jamaica", ctx))
+    # R25: Baffin Bay, "Marginal sea between Greenland and Baffin Island, Canada": Greenland's opening text
+    # says "It is the world's largest island" (its fourth sentence; its description, a territory)
+    assert called_so(ctx.page("Greenland"), "island")
+    assert not any(h.target == "Baffin Island" for h in hops_from("Baffin Bay", ctx))
+
+
+def test_a_country_of_another_age_is_no_country_a_sentence_names():
+    """Blind race 11, R24: "In its opening text, the first sentence names a country" of Classical Athens's
+    "a prominent polis (city-state) of ancient Greece": a civilisation to a reader (Greece, or no country?).
+    A sentence naming a country qualified by another age gives no country fact; the same country named
+    plainly does."""
+    from pipeline.stages.facts import named_country_facts
+
+    page = Page(title="Classical Athens", url="https://en.wikipedia.org/wiki/Classical_Athens",
+                lead=("Athens was a prominent polis (city-state) of ancient Greece, located in the peninsula of Attica. "
+                      "Modern Athens is the capital of Greece and lies far from Turkey."))
+    facts = named_country_facts(page)
+    assert {f.extraction.sentence.split()[0] for f in facts} == {"Modern"}
+    assert [f.value for f in facts] == ["Greece", "Turkey"]
+    # R27: Jewish history's "... the history of the Jews ... in historical Israel": the ancient kingdom
+    assert named_country_facts(Page(title="Jewish history", url="https://en.wikipedia.org/wiki/Jewish_history",
+                                    lead="Jewish history is the history of the Jews and their nation in historical "
+                                         "Israel and in the diaspora.")) == []

@@ -151,6 +151,10 @@ def prose_facts(page: Page, cross_section: bool) -> list[Fact]:
 
 
 MAX_NAMED = 3   # a sentence naming more countries than this is a list, not a question
+# words that make a country's name another age's ("ancient Greece", "medieval England"): a civilisation or
+# a former realm to a reader, which a clue asking for "a country" may or may not mean
+FORMER_TIMES = frozenset(["ancient", "archaic", "classical", "medieval", "mediaeval", "prehistoric", "precolonial",
+                          "pre-colonial", "colonial", "imperial", "feudal", "dynastic", "pharaonic", "biblical", "historical", "historic"])
 
 
 def named_country_facts(page: Page) -> list[Fact]:
@@ -176,6 +180,8 @@ def named_country_facts(page: Page) -> list[Fact]:
             #            (racers of every race asked whether another country was meant)
         if any(_heads_compound(sentence, name, page) for name in names):
             continue   # "Norway rat" on the brown rat's page names a rat, not Norway (blind race 7, R20)
+        if any(word_before(sentence, name) in FORMER_TIMES for name in names):
+            continue   # "a polis of ancient Greece" names a civilisation: Greece, or no country? (race 11, R24)
         for idx, name in enumerate(names):
             out.append(Fact(Extraction(source="prose", section="", sentence=sentence, name_index=idx), "text", name,
                             sentence, "country"))

@@ -41,7 +41,7 @@ from pipeline.clues import (
 )
 from pipeline.execute import NAME_RUN, NOT_NAMES, countries_named, country_known, country_like, get_path
 from pipeline.model import Relation
-from pipeline.snapshot.page import compiled
+from pipeline.snapshot.page import compiled, subject_name
 from pipeline.snapshot.store import ASCII_LOWER
 from pipeline.stages.base import StageContext
 from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose, links_to, word_after, word_before
@@ -235,21 +235,29 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
 
 
 def called_so(page, kind: str) -> bool:
-    """Does the page's opening sentence call its subject a thing of the kind's class ("Cuba ... is an
-    island country": an island to a reader, though its description says country)? Asked for "the
-    island" of "the third-largest island ... after Cuba and the island of Hispaniola", a reader may take
-    Cuba (blind race 11, R32)."""
-    first = (page.lead or "").split(". ", 1)[0]
-    m = _CALLED.search(first)
-    if m is None:
-        return False
-    head = _CALLED_CUT.split(m.group(1).lower(), 1)[0]   # "town in the region": a town, not a region
-    return bool(set(re.findall(r"[a-z]+", head)) & kin(noun_of(kind)))
+    """Does the page's opening text call its subject a thing of the kind's class ("Cuba ... is an island
+    country", Greenland's "It is the world's largest island": islands to a reader, though their
+    descriptions say country and territory)? Asked for "the island" of "the third-largest island ...
+    after Cuba and the island of Hispaniola", a reader may take Cuba (blind race 11, R32; Baffin Bay's
+    "between Greenland and Baffin Island", R25). Sentences of the first ``OPENING_SENTENCES`` whose subject is the
+    page's (its name's first word, or "It") count, each "is a ..." of them to its first preposition."""
+    first_word = (subject_name(page.title).split() or [""])[0]
+    akin = kin(noun_of(kind))
+    for sentence in re.split(r"(?<=[.!?])\s+", page.lead or "")[:OPENING_SENTENCES]:
+        if not (sentence.startswith(("It ", "It's ")) or (first_word and sentence.startswith(first_word))):
+            continue
+        for m in _CALLED.finditer(sentence):
+            head = _CALLED_CUT.split(m.group(1).lower(), 1)[0]   # "town in the region": a town, not a region
+            if set(re.findall(r"[a-z]+", head)) & akin:
+                return True
+    return False
 
 
-# what an opening sentence says its subject is: "is an island country", "was a city-state"
+OPENING_SENTENCES = 6   # how far into the opening text a reader learns what the subject is
+# what an opening sentence says its subject is: "is an island country", "was a city-state", "is the
+# world's largest island"
 _CALLED_CUT = re.compile(r"\b(?:in|of|on|at|from|for|with|that|which|who|whose|located|situated|and|or|by|near)\b|,")
-_CALLED = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one of the)\s+((?:[\w-]+\s+){0,3}[\w-]+)")
+_CALLED = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one of the)\s+((?:[\w'’-]+\s+){0,3}[\w'’-]+)")
 
 
 def _area_mention(sentence: str, title: str) -> bool:
@@ -513,7 +521,7 @@ def described_hops(page, ctx: StageContext) -> list[Hop]:
             continue   # (the head word a description opens with, "Country in North America", is no name)
         if _country_doubt(text, title, kind):
             continue
-        alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type)]
+        alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
         if alike == [title] and solver_readings(text, [kind], page.title, ctx) == alike:
             out.append(Hop(title, Relation(kind="described", noun=kind, sentence=text)))
     return out
