@@ -171,7 +171,8 @@ def doubtful_numbers(sentence: str) -> list[str]:
     return [m.group(0) for m in DOUBTFUL_NUMBER.finditer(sentence)]
 
 
-SCALED_WITH_OTHERS = re.compile(r"\d\s(?:thousand|million|billion|trillion)\b")
+SCALED_WITH_OTHERS = re.compile(r"\d\s(?:" + "|".join(SCALES) + r")\b")
+SCALE_WORDS = re.compile(r"\b(?:" + "|".join(SCALES) + r")s?\b")
 
 
 def counts_safely(sentence: str) -> bool:
@@ -201,5 +202,3 @@ def measured_alone(sentence: str) -> list[int]:
         out.append(i)
     return out
 
-
-SCALE_WORDS = re.compile(r"\b(?:thousands?|millions?|billions?|trillions?)\b")

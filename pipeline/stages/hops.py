@@ -243,7 +243,7 @@ def called_so(page, kind: str) -> bool:
     page's (its name's first word, or "It") count, each "is a ..." of them to its first preposition."""
     first_word = (subject_name(page.title).split() or [""])[0]
     akin = kin(noun_of(kind))
-    for sentence in re.split(r"(?<=[.!?])\s+", page.lead or "")[:OPENING_SENTENCES]:
+    for sentence in sentences(page.lead)[:OPENING_SENTENCES]:
         if not (sentence.startswith(("It ", "It's ")) or (first_word and sentence.startswith(first_word))):
             continue
         for m in _CALLED.finditer(sentence):
@@ -377,7 +377,7 @@ def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: Stag
       Rome", "Busan, Daegu, and Incheon"). Whole names only: "Judge Davis" is no Davis, California."""
     akin = kin(noun_of(kind))
     city_kind = could_be(kind, "city")
-    person_kind = bool(kin(noun_of(kind)) & PERSON_WORDS)
+    person_kind = bool(akin & PERSON_WORDS)
     gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir) if city_kind or person_kind else None
     for name in ctx.memo(f"unpaged_names|{origin}|{sentence}",
                          lambda: _unpaged_names(sentence, set(pages) | {origin}, ctx)):
