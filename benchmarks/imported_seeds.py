@@ -10,6 +10,12 @@ share of pages seeded. Goal: at least 90%.
 
     python benchmarks/imported_seeds.py                       # medium dag, seed 1
     python benchmarks/imported_seeds.py --level hard --variant linear --riddles
+    python benchmarks/imported_seeds.py --bound       # the most any hop rule could seed (no legs made)
+
+``--bound`` asks, per imported page, whether any chain of the level's fewest hops exists at all: each
+page one the page before links to or names (by any mention, whatever its kind or how many like it the
+sentence names) and offering any fact of the level's kinds. No rule that keeps clues unambiguous can
+seed more pages than that.
 
 The snapshot is cached under the temp folder, keyed by the inputs' hashes and the package's code
 version of the importer (``pipeline/snapshot``; a build takes about 5 s).
@@ -97,6 +103,52 @@ def run_one(title: str, snapshot: Path, out: Path, args) -> dict:
     return row
 
 
+def loosest_chain(title: str, ctx, modes: tuple[str, ...], hops: int) -> list[str] | None:
+    """A chain of ``hops`` pages from ``title``, each linked or named (any mention) by the one before and
+    offering a fact at ``modes``: what the loosest hop rule could walk (``--bound``), else None."""
+    from pipeline.stages.facts import page_facts
+    from pipeline.stages.hops import hops_from, sentences, titles_named
+
+    def onward(t: str) -> list[str]:
+        page = ctx.page(t)
+        found = {link.title for link in page.links if link.in_snapshot} | {h.target for h in hops_from(t, ctx)}
+        for block in [page.description, page.lead] + [s.text for s in page.sections]:
+            for sentence in sentences(block or ""):
+                found |= set(titles_named(sentence, ctx)) | set(titles_named(sentence, ctx, as_read=True))
+        return sorted(found - {t})
+
+    def offers(t: str) -> bool:
+        page = ctx.page(t)
+        return page is not None and bool(page_facts(page, modes))
+
+    def extend(route: list[str]) -> list[str] | None:
+        if len(route) == hops + 1:
+            return route
+        for nxt in onward(route[-1]):
+            if nxt not in route and offers(nxt) and (found := extend(route + [nxt])):
+                return found
+        return None
+    return extend([title]) if offers(title) else None
+
+
+def bound(snapshot: Path, titles: list[str], args) -> int:
+    """Print, per imported page, the loosest chain of the level's fewest hops, and how many have one."""
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+
+    ctx = StageContext.create(load_settings(snapshot_dir=snapshot, cache_path=args.work / "bound-cache.sqlite",
+                                            derived_dir=args.work / "bound-derived"))
+    preset = ctx.presets[args.level]
+    n = 0
+    for title in titles:
+        chain = loosest_chain(title, ctx, preset.extraction, preset.hops[0])
+        n += chain is not None
+        print(f"{title[:52]:52} {' -> '.join(chain[1:]) if chain else 'no chain'}")
+    print(f"\nat most {n} of {len(titles)} ({100 * n / max(len(titles), 1):.0f}%) could seed a {args.level} leg "
+          f"({preset.hops[0]} hops, each to a page linked or named by the one before, offering any fact)")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=Path, default=PAGES, help="folder of raw wikitext pages to import")
@@ -108,6 +160,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "legwork-imported-seeds")
     ap.add_argument("--riddles", action="store_true", help="print the riddle of every accepted leg")
     ap.add_argument("--only", action="append", default=None, help="these titles only (repeatable)")
+    ap.add_argument("--bound", action="store_true", help="print the most any hop rule could seed; make no legs")
     args = ap.parse_args()
 
     inputs = (args.base or [SHARED]) + [args.pages]
@@ -119,6 +172,8 @@ def main() -> int:
         titles = [t for t in titles if t in args.only]
     print(f"snapshot {snapshot} ({time.perf_counter() - t0:.1f} s); {len(titles)} imported pages; "
           f"{args.level} {args.variant}, --seed {args.seed}")
+    if args.bound:
+        return bound(snapshot, titles, args)
     runs = args.work / f"runs-{args.level}-{args.variant}-s{args.seed}"
     rows = []
     for i, title in enumerate(titles):

@@ -97,6 +97,8 @@ def numbers_in(text: str) -> list[str]:
 # "Democratic Republic of the Congo"); a sentence's country names are looked up among such runs
 NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:\s+(?:(?:of|and|the|de|da|del|du|di|do|dos|das|van|von|der|den|la|le|ben|bin|"
                       r"ibn|al|el|y)\s+)*[A-Z][\w'’-]*)*")
+# a name written as dotted capitals ("U.S.", "U.K."): no run of capitalised words, yet a country to a reader
+DOTTED_ABBREVIATION = re.compile(r"(?<![\w.])(?:[A-Z]\.){2,}")
 # capitalised words that open a run without being part of a name ("In France", "The Netherlands" stays whole)
 NOT_NAMES = {"A", "After", "Although", "An", "As", "At", "Before", "Born", "Both", "By", "Despite", "During",
              "Following", "For", "From", "He", "Her", "His", "In", "It", "Its", "Located", "Many", "Most", "On",
@@ -163,6 +165,9 @@ def read_countries(sentence: str, is_country: Callable[[str], bool]) -> tuple[st
         return None   # "the Swiss–Liechtenstein border": Switzerland is named too, to some readers
     if LANGUAGE_TALK.search(sentence):
         return None   # "Bemba, Tonga and Chichewa are the commonly spoken street languages": Tonga the language
+    if any(is_country(m.group(0)) for m in DOTTED_ABBREVIATION.finditer(sentence)):
+        return None   # "the U.S., the United Kingdom, and Germany": three countries to a reader, though no run
+        #               of capitalised words holds "U.S." (blind race 12, R14)
     sentence = re.sub(r"(?<=\w)['’]s\b", "", sentence)   # "China's border": China is named
     out: list[str] = []
     for m in NAME_RUN.finditer(sentence):

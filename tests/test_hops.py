@@ -27,7 +27,7 @@ from pipeline.clues import (
 )
 from pipeline.config import load_settings
 from pipeline.execute import countries_named, country_known
-from pipeline.snapshot.page import Page
+from pipeline.snapshot.page import InfoboxField, Page
 from pipeline.stages.base import StageContext
 from pipeline.stages.hops import (
     _qualified_elsewhere,
@@ -36,6 +36,7 @@ from pipeline.stages.hops import (
     choice_hops,
     common_noun,
     hops_from,
+    infobox_hops,
     named_hops,
     sentence_names,
     titles_named,
@@ -134,6 +135,9 @@ def test_a_word_of_the_same_class_is_a_second_reading():
     (("The canton of Étaples is a canton situated in the Pas-de-Calais département and in the Hauts-de-France "
       "region of France."), ["France"]),
     ("It lies in the Amazon basin of Brazil and Peru.", ["Brazil", "Peru"]),
+    # blind race 12, R14: "two countries" by the runs of capitalised words, three to a reader
+    ("Among the countries with the most unemployed were the U.S., the United Kingdom, and Germany.", None),
+    ("She was born in Washington, D.C. and moved to France.", ["France"]),   # D.C. is no country
 ])
 def test_countries_a_sentence_names(sentence, countries):
     assert countries_named(sentence, country_known) == countries
@@ -407,3 +411,16 @@ def test_a_country_of_another_age_is_no_country_a_sentence_names():
     assert named_country_facts(Page(title="Jewish history", url="https://en.wikipedia.org/wiki/Jewish_history",
                                     lead="Jewish history is the history of the Jews and their nation in historical "
                                          "Israel and in the diaspora.")) == []
+
+
+def test_an_infobox_heading_field_names_no_page(ctx):
+    """A settlement's "subdivision_type = Country" heads the "subdivision_name = United States" beside it:
+    the hop goes to the United States, never to the page about countries in general (an imported page,
+    Bradley, Lincoln County, Wisconsin)."""
+    assert ctx.page("Country") is not None and ctx.page("United States") is not None
+    page = Page(title="Bradley, Wisconsin", url="https://en.wikipedia.org/wiki/Bradley,_Wisconsin",
+                lead="Bradley is an unincorporated community in Wisconsin.", infobox_type="settlement",
+                infobox=[InfoboxField(name="subdivision_type", label="subdivision type", text="Country", kind="text"),
+                         InfoboxField(name="subdivision_name", label="subdivision name", text="United States",
+                                      kind="text")])
+    assert [(h.target, h.relation.label) for h in infobox_hops(page, ctx)] == [("United States", "subdivision name")]

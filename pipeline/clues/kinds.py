@@ -17,7 +17,8 @@ VAGUE = frozenset(["word", "list", "reads", "best", "as", "family", "species", "
 # words a careful reader may take for one another: asked for one, a thing of another in the same
 # sentence is a second reading
 KIND_CLASSES: tuple[frozenset[str], ...] = tuple(frozenset(c.split()) for c in (
-    "city town village capital municipality metropolis commune settlement megacity port suburb borough county",
+    # a French prefecture is a city (Nantes beside an unpaged Poitiers: blind race 12, R28)
+    "city town village capital municipality metropolis commune settlement megacity port suburb borough county prefecture",
     ("country nation state kingdom republic empire monarchy dynasty caliphate sultanate territory province "
     "principality confederation federation colony polity civilization microstate city-state enclave"),
     "region subregion sub-region zone continent subcontinent landmass",

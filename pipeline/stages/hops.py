@@ -219,6 +219,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                          if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
                 if any(_area_mention(sentence, t) for t in alike) or _unpaged_alike(sentence, kind, pages, page.title, ctx):
                     continue
+                if any(short_name_of(page.title, t) for t in alike):
+                    continue
                 if alike == [title]:
                     hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence))
                     readings = solver_readings(sentence, [kind], page.title, ctx)
@@ -232,6 +234,14 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if readings == alike:
                     out.append(hop)
     return out
+
+
+def short_name_of(title: str, name: str) -> bool:
+    """Is ``name`` the page's own subject called short, the words its title opens with ("Apollo" on the
+    page "Apollo program", "Chicago" on "Chicago Bulls")? "Apollo was conceived in 1960" speaks of the
+    program: asked for "the god that the second sentence names", a reader may take the program or go to
+    the god (blind race 12, R27)."""
+    return len(name) < len(title) and title.startswith(name + " ")
 
 
 def called_so(page, kind: str) -> bool:
@@ -313,6 +323,9 @@ def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[st
         # a run joined by "and" is names side by side ("Indus and Ganges": the page of one does not
         # account for the other; blind race 8, R27), unless the whole run has a page ("Trinidad and Tobago")
         parts = [run] if ctx.store.resolve(run) is not None else re.split(r"\s+and\s+", run)
+        # a title's holder is named by the place after "of" too ("Count of Poitiers": Poitiers to a reader;
+        # blind race 12, R28)
+        parts += [p.rsplit(" of ", 1)[1] for p in parts if " of " in p and ctx.store.resolve(p) is None]
         for name in parts:
             if (name and m.start() > 0 and name not in paged and not any(name in t or t in name for t in paged)
                     and ctx.store.resolve(name) is None):
@@ -444,7 +457,10 @@ def _namesake_regex(noun: str) -> re.Pattern:
 
 
 def infobox_hops(page, ctx: StageContext) -> list[Hop]:
-    """The pages the infobox gives by name for a label no other field of it carries."""
+    """The pages the infobox gives by name for a label no other field of it carries. A field whose
+    value is a common noun ("subdivision_type = Country", the heading of the ``subdivision_name`` beside
+    it) names no thing: a reader asked for "the body-political entity its infobox gives for subdivision
+    type" is sent to the page about countries in general."""
     out: list[Hop] = []
     labels = [f.label for f in page.infobox]
     for f in page.infobox:
@@ -452,7 +468,7 @@ def infobox_hops(page, ctx: StageContext) -> list[Hop]:
             continue
         name = " ".join(f.text.split())
         title = ctx.store.resolve(name)
-        if title is None or title == page.title or name != title:
+        if title is None or title == page.title or name != title or common_noun(title, ctx):
             continue
         target = ctx.page(title)
         kind = kind_of(target.description) if target else None

@@ -248,6 +248,9 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
     if MISSED_CUT.search(sentence) or "\n" in raw[k]:
         return []   # a reader sees two sentences here (or a heading and a sentence): neither rank nor
         #             first words say which one is meant
+    if DOUBTFUL_CUT.search(sentence) and k + 1 < len(sentences):
+        return []   # "... in the Dwight D." / "... from 1 to 1800 A.D.": to a reader who does not cut there the
+        #             sentence runs on into the next, which may name or give more (blind race 12, R23, R27)
     counted = sentence_rank_ref(k + 1)
     # a line break inside a cut is a heading (or a list's line) glued to the sentence after it: one
     # reader counts it as a sentence, another does not (blind race 6, R08: "the 31st sentence" of a
