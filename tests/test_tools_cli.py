@@ -86,8 +86,25 @@ def test_long_output_is_truncated_with_a_marker(cache_args):
     full = run_cli(*cache_args, "--max-chars", "1000000", "call", "python_execute_code", code).stdout.rstrip("\n")
     assert len(full) > 20000 and json.loads(full)["stdout"] == "y" * 20000 + "\n"
     cut = len(full) - 8000
-    assert printed == full[:8000] + (f"\n[output truncated: {cut} of {len(full)} characters cut; "
-                                     f"--max-chars {len(full)} before the command prints all]")
+    shown, marker = printed[:8000], printed[8000:]
+    assert marker == (f"\n[output truncated: {cut} of {len(full)} characters cut; "
+                      f"--max-chars {len(full)} before the command prints all]")
+    # the short fields come before the long one that is cut (blind race 13: a page cut before its title)
+    head = shown[:shown.index('"stdout"')]
+    for field in ('"exit_code"', '"provenance"', '"timed_out"', '"units"'):
+        assert field in head
+    assert shown.endswith("y" * 100)
+
+
+def test_a_cut_object_keeps_its_short_fields_in_key_order_and_its_length():
+    from pipeline.cache import canonical_json
+    from pipeline.tools.toollog import short_fields_first
+    data = {"lead": "x" * 500, "title": "Algeria", "sections": [{"text": "y" * 300}], "url": "https://e/A"}
+    text = canonical_json(data)
+    shown = short_fields_first(text)
+    assert len(shown) == len(text) and json.loads(shown) == data
+    assert list(json.loads(shown)) == ["title", "url", "lead", "sections"]
+    assert short_fields_first("[1, 2]") == "[1, 2]" and short_fields_first("not json") == "not json"
 
 
 def test_log_lines(tmp_path, cache_args):

@@ -156,15 +156,20 @@ DOUBTFUL_NUMBER = re.compile(r"(?<![\d.,]\s)(?<![\d.,])\b(?:" + "|".join(_NUMBER
                              # a full date: its day and year are one date to some readers, two numbers to others
                              rf"|\b\d{{1,2}} (?:{_MONTHS}) \d{{3,4}}\b|\b(?:{_MONTHS}) \d{{1,2}}, \d{{3,4}}\b"
                              # a quantity and its conversion: one distance to some readers, two numbers to
-                             # others ("178 miles (286 km)": blind race 10, R22's two racers)
-                             r"|\d[\d,.]*\s?(?:[^\W\d_]+²?\s?|°\s?[CF]?\s?){1,3}\(\s*"
-                             r"(?:about |approximately |approx\. ?|c\. ?|ca\. ?|~)?[$€£]?\d[\d,.]*\s?(?:[^\W\d_]|°|%)[^()]*\)")
+                             # others ("178 miles (286 km)": blind race 10, R22's two racers; hyphened, "a
+                             # 20-kilometre-long (12-mile) coast": blind race 13, R17)
+                             r"|\d[\d,.]*[\s-]?(?:[^\W\d_]+²?[\s-]?|°\s?[CF]?\s?){1,3}\(\s*"
+                             r"(?:about |approximately |approx\. ?|c\. ?|ca\. ?|~)?[$€£]?\d[\d,.]*[\s-]?(?:[^\W\d_]|°|%)[^()]*\)"
+                             # a number made a word's part by a hyphen: "a 3-way, 1,216 km long highway" gives
+                             # one number to some readers, two to others (blind race 13, R14)
+                             r"|(?<![\w.,-])\d[\d,.]*-[^\W\d_]+")
 
 
 def doubtful_numbers(sentence: str) -> list[str]:
     """What a careful reader may count as a number of a sentence besides its numerals (issue 21: "one of
     the five pillars ... lasts 29 to 30 days" gives four numbers to some readers, two to others):
-    numbers written as words, ordinals and decades written with digits ("19th", "1990s"), fractions, full
+    numbers written as words, ordinals and decades written with digits ("19th", "1990s"), a number joined
+    to a word by a hyphen ("3-way", "5-year"), fractions, full
     dates ("1 November 1956": one date or two numbers), a quantity with its conversion ("178 miles
     (286 km)": one distance or two numbers).
     A clue never counts the numbers of such a sentence."""

@@ -79,11 +79,33 @@ def call_tool(toolbox: Toolbox, log: ToolLog, tool: str, args: Any) -> tuple[boo
     return ok, text, data
 
 
+SHORT_FIELD = 200   # a field whose JSON is shorter than this is printed before the long ones of a cut result
+
+
+def short_fields_first(text: str) -> str:
+    """A JSON object's text with its short fields (title, url, description, ...) before its long ones
+    (lead, sections), each group in canonical key order: the same characters, so that a cut result keeps
+    what names it (blind race 13: a page fetch cut before its ``title``, R11 and R13 fetched twice)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(data, dict):
+        return text
+    items = sorted(data.items())
+    parts = [(len(canonical_json(v)) >= SHORT_FIELD, k, v) for k, v in items]
+    ordered = {k: v for _, k, v in sorted(parts, key=lambda p: p[0])}   # stable: key order within a group
+    out = json.dumps(ordered, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return out if len(out) == len(text) else text   # (a text not in canonical form is shown as it came)
+
+
 def truncate(text: str, max_chars: int) -> str:
     """``text`` cut after ``max_chars`` characters, saying how much was cut and how to print all of it
-    (the tool CLI and the MCP server cut a result the same way)."""
+    (the tool CLI and the MCP server cut a result the same way); a JSON object is cut after its short
+    fields (``short_fields_first``)."""
     if len(text) <= max_chars:
         return text
+    text = short_fields_first(text)
     cut = len(text) - max_chars
     # the way to the rest said where it is needed (blind racers read long pages cut before they found the flag)
     return text[:max_chars] + (f"\n[output truncated: {cut} of {len(text)} characters cut; "
