@@ -373,7 +373,9 @@ def run_page_stop(stop: Stop, toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
     return value
 
 
-NEAREST_GAP_M = 100   # the nearest of a list must be nearer than the next by this much, or it is a tie
+NEAREST_GAP_M = 100   # the nearest of a list must be nearer than the next by this much, or it is a tie,
+NEAREST_GAP_SHARE = 0.01   # and by this share of the next one's distance: a sphere's great circle and the
+#                            ellipsoid's geodesic differ by up to half a percent (80.0 or 80.4 km away)
 
 
 def nearest_is_one(data: Any, path: str) -> None:
@@ -383,7 +385,8 @@ def nearest_is_one(data: Any, path: str) -> None:
     items = data.get(head) if isinstance(data, dict) and path.startswith(head + ".0") else None
     pair = items[:2] if isinstance(items, list) and len(items) > 1 else []
     if all(isinstance(i, dict) and "distance_m" in i for i in pair) and pair and \
-            abs(pair[1]["distance_m"] - pair[0]["distance_m"]) < NEAREST_GAP_M:
+            abs(pair[1]["distance_m"] - pair[0]["distance_m"]) < max(NEAREST_GAP_M,
+                                                                    NEAREST_GAP_SHARE * pair[1]["distance_m"]):
         raise StopFailed(f"the nearest two of {head} lie {items[1]['distance_m'] - items[0]['distance_m']:.0f} m "
                              "apart: no one nearest")
 

@@ -158,8 +158,9 @@ DOUBTFUL_NUMBER = re.compile(r"(?<![\d.,]\s)(?<![\d.,])\b(?:" + "|".join(_NUMBER
                              # a quantity and its conversion: one distance to some readers, two numbers to
                              # others ("178 miles (286 km)": blind race 10, R22's two racers; hyphened, "a
                              # 20-kilometre-long (12-mile) coast": blind race 13, R17)
-                             r"|\d[\d,.]*[\s-]?(?:[^\W\d_]+²?[\s-]?|°\s?[CF]?\s?){1,3}\(\s*"
-                             r"(?:about |approximately |approx\. ?|c\. ?|ca\. ?|~)?[$€£]?\d[\d,.]*[\s-]?(?:[^\W\d_]|°|%)[^()]*\)"
+                             # "25.5 inhabitants per square kilometre (66/sq mi)": race 14, R03
+                             r"|\d[\d,.]*[\s-]?(?:[^\W\d_]+²?[\s-]?|°\s?[CF]?\s?){1,4}\(\s*"
+                             r"(?:about |approximately |approx\. ?|c\. ?|ca\. ?|~)?[$€£]?\d[\d,.]*[\s/-]?(?:[^\W\d_]|°|%)[^()]*\)"
                              # a number made a word's part by a hyphen: "a 3-way, 1,216 km long highway" gives
                              # one number to some readers, two to others (blind race 13, R14)
                              r"|(?<![\w.,-])\d[\d,.]*-[^\W\d_]+")

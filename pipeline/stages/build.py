@@ -15,6 +15,7 @@ from typing import Any
 
 from pipeline import refs
 from pipeline.catalog import diamond_only_templates, roadblock_templates
+from pipeline.clues import number_kinds
 from pipeline.execute import countries_named, country_key, country_known, iso_plus_days
 from pipeline.model import (
     DETOUR,
@@ -88,8 +89,10 @@ def _a_country_found_as_a_town(page) -> bool:
 
 
 def _in_named_country(geocoded: dict, page) -> bool:
-    """Does the geocoded point lie in a country the page's opening text names (or does it name none)?"""
-    named = {country_key(name) for sentence in SENTENCE_SPLIT.split(page.lead or "")
+    """Does the geocoded point lie in a country the page's short description or opening text names (or do
+    they name none)? "Babylon" geocodes to Babylon, New York, while the page is the "Ancient Mesopotamian
+    city in Iraq" (blind race 14, R25), whose first sentence, naming Mesopotamia too, asks for no country."""
+    named = {country_key(name) for sentence in [page.description or ""] + SENTENCE_SPLIT.split(page.lead or "")
              for name in (countries_named(sentence, country_known) or [])}
     return not named or geocoded.get("country_code") in named
 
@@ -338,8 +341,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         use_page = page_inputs and (rng.random() < 0.5 or not outputs)
         if use_page:
             i, src = page_inputs[rng.randrange(len(page_inputs))]
-            fitting = [name for name, d in sorted(DETOURS.items())
-                       if d.takes == ("date" if src.value_type == "date" else "number") and _works(name, src.value)]
+            fitting = detours_for(src)
             if not fitting:
                 continue
             transform, source, key = fitting[rng.randrange(len(fitting))], src, (i, 2, seq)
@@ -378,6 +380,27 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     if not any(s.kind == ROADBLOCK for s in stops):
         raise Rejected("build: no roadblock could be instantiated")
     return leg
+
+
+CALENDAR_DETOURS = frozenset({"leap_years_to_2000", "day_of_week"})   # detours that read a number as a year AD
+
+
+def _a_year_bc(stop: Stop) -> bool:
+    """Is the page stop's value a year its sentence counts BC ("c. 1894 BC")? "How many leap years there
+    are from 1894 to 2000" of it has two answers: the year as a number, or the year BC (blind race 14, R25)."""
+    ex = stop.extraction
+    if ex is None or ex.sentence is None or ex.number_index is None:
+        return False
+    kinds = number_kinds(ex.sentence)
+    return ex.number_index < len(kinds) and kinds[ex.number_index][1].singular.endswith(" BC")
+
+
+def detours_for(stop: Stop) -> list[str]:
+    """The detours a page stop's value can take, by name: of its type, in their domain, and no calendar
+    detour of a year BC."""
+    return [name for name, d in sorted(DETOURS.items())
+            if d.takes == ("date" if stop.value_type == "date" else "number") and _works(name, stop.value)
+            and not (name in CALENDAR_DETOURS and _a_year_bc(stop))]
 
 
 def _works(name: str, value: Any) -> bool:

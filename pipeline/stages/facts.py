@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline.clues import counts_safely, measured_alone
+from pipeline.clues import MONTHS, counts_safely, measured_alone
 from pipeline.execute import (
     clean_text_value,
     countries_named,
@@ -77,6 +77,16 @@ def shown_number(text: str | None) -> int | None:
 
 
 _YEARS = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
+_MONTH_NAMES = re.compile(r"\b(?:" + "|".join(MONTHS) + r")\b")
+_DAYS = re.compile(r"(?<![\d,.])(?:[1-9]|[12]\d|3[01])(?![\d,.:])")
+
+
+def one_date(text: str) -> bool:
+    """Does an infobox field's text give one date: one year, one month, one day? "April 30 - November 26,
+    1956" (the field "Recorded" of a record, blind race 14, R32) is a range: the importer reads its last
+    date, a reader may copy the first."""
+    return (len(set(_YEARS.findall(text))) <= 1 and len(_MONTH_NAMES.findall(text)) <= 1
+            and len(_DAYS.findall(_YEARS.sub(" ", text))) <= 1)
 
 
 def infobox_facts(page: Page) -> list[Fact]:
@@ -103,9 +113,9 @@ def infobox_facts(page: Page) -> list[Fact]:
                 continue   # "1850; 1901 (reorganised)": which year is the founding a reader would copy?
             out.append(Fact(ex, "number", year, f.label, "number"))
         elif f.kind == "date" and f.date and len(f.date) == 10:
-            if len(set(_YEARS.findall(f.text or ""))) > 1:
+            if not one_date(f.text or ""):
                 continue   # "April 19, 1775 – September 3, 1783, Ratification effective: May 12, 1784": which
-                #            date does the infobox give? (blind race 7, R07)
+                #            date does the infobox give? (blind race 7, R07; a range in one year: race 14, R32)
             out.append(Fact(ex, "date", f.date, f.label, "date"))
         elif f.kind == "text":
             text = clean_text_value(f.text)

@@ -219,7 +219,7 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                          if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
                 if any(_area_mention(sentence, t) for t in alike) or _unpaged_alike(sentence, kind, pages, page.title, ctx):
                     continue
-                if any(short_name_of(page.title, t) for t in alike):
+                if any(subject_called_short(sentence, page.title, t) for t in alike):
                     continue
                 if alike == [title]:
                     hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence))
@@ -236,12 +236,24 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
     return out
 
 
+def subject_called_short(sentence: str, title: str, name: str) -> bool:
+    """Does the sentence open with the page's own subject called short (``short_name_of``), as its
+    subject ("Apollo was conceived in 1960", "Punjab is a province of Pakistan")? Elsewhere the name is
+    the other thing's: "Capital and most populous city of Mexico" on Mexico City's page names the country."""
+    return short_name_of(title, name) and re.match(rf"(?:The\s+)?{re.escape(name)}\b", sentence) is not None
+
+
 def short_name_of(title: str, name: str) -> bool:
-    """Is ``name`` the page's own subject called short, the words its title opens with ("Apollo" on the
-    page "Apollo program", "Chicago" on "Chicago Bulls")? "Apollo was conceived in 1960" speaks of the
-    program: asked for "the god that the second sentence names", a reader may take the program or go to
-    the god (blind race 12, R27)."""
-    return len(name) < len(title) and title.startswith(name + " ")
+    """Is ``name`` the page's own subject called short: the words its title opens with ("Apollo" on the
+    page "Apollo program", "Chicago" on "Chicago Bulls"), or its title without the qualifier after a comma
+    or in brackets ("Punjab" on "Punjab, Pakistan", "Georgia" on "Georgia (country)")? "Apollo was
+    conceived in 1960" speaks of the program: asked for "the god that the second sentence names", a reader
+    may take the program or go to the god (blind race 12, R27); "Punjab is a province of Pakistan" names
+    the province the page is about, not the region (blind race 14, R17)."""
+    if name == title:
+        return False
+    subject = subject_name(title)
+    return title.startswith(name + " ") or name in (subject, subject.split(",")[0].strip())
 
 
 def called_so(page, kind: str) -> bool:
@@ -538,6 +550,8 @@ def described_hops(page, ctx: StageContext) -> list[Hop]:
         if _country_doubt(text, title, kind):
             continue
         alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
+        if any(subject_called_short(text, page.title, t) for t in alike):
+            continue
         if alike == [title] and solver_readings(text, [kind], page.title, ctx) == alike:
             out.append(Hop(title, Relation(kind="described", noun=kind, sentence=text)))
     return out

@@ -545,7 +545,15 @@ class Gazetteer:
                        lookup: Callable[[str], PlaceHit | None] | None = None) -> PlaceHit | None:
         name, qualifiers = parts[0], parts[1:]
         if not qualifiers:
-            country = self.countries.lookup(name, allow_codes=bool(original and original.isupper()))
+            country = self.countries.lookup(name, allow_codes=False)
+            if country is None and original and original.isupper():
+                # a code: an airport's IATA code before a country's ISO code ("HND" is Tokyo Haneda to an
+                # agent that just read it, not Honduras; blind race 14, R11), a name or alias ("USA") first
+                if len(original) == 3 and original.isalpha():
+                    self._airport_index()   # (loads the airports, and their codes, on first use)
+                    if original in self._airport_codes:
+                        return self._airport_codes[original]
+                country = self.countries.lookup(name, allow_codes=True)
             if country is not None:
                 hit = self.capital_hit(country.iso2)
                 if hit is not None:
