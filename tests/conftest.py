@@ -15,6 +15,13 @@ def ascii_locale():
     locale.setlocale(locale.LC_CTYPE, old)
 
 
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    """A stage context on the embedded snapshot, with a call cache of the test module's own."""
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("ctx") / "cache.sqlite"))
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session):

@@ -18,15 +18,8 @@ from flows.generate import (
     local_map_stage,
     run_generation,
 )
-from pipeline.config import load_settings
 from pipeline.model import ROADBLOCK, Clue
-from pipeline.stages.base import StageContext
 from pipeline.stages.verbalize import forbidden_names
-
-
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("cache") / "cache.sqlite"))
 
 
 @pytest.fixture(scope="module")

@@ -6,17 +6,9 @@ from __future__ import annotations
 import copy
 
 import pyarrow.parquet as pq
-import pytest
 
 from flows.generate import STAGES, GenerationParams, local_map_stage, run_generation
 from pipeline.acceptance import run_acceptance
-from pipeline.config import load_settings
-from pipeline.stages.base import StageContext
-
-
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("cache") / "cache.sqlite"))
 
 
 def test_a_leg_failing_acceptance_is_rejected_with_its_reason_and_not_written(ctx, tmp_path):

@@ -25,10 +25,8 @@ from pipeline.clues import (
     render,
     singulars,
 )
-from pipeline.config import load_settings
 from pipeline.execute import countries_named, country_known
 from pipeline.snapshot.page import InfoboxField, Page
-from pipeline.stages.base import StageContext
 from pipeline.stages.hops import (
     _qualified_elsewhere,
     _unpaged_alike,
@@ -42,11 +40,6 @@ from pipeline.stages.hops import (
     titles_named,
 )
 from pipeline.stages.verbalize import skip_probe_words
-
-
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("cache") / "cache.sqlite"))
 
 
 # ---- the wording renders and parses back ------------------------------------------------------------

@@ -122,11 +122,6 @@ def test_shown_number(text, number):
 
 
 # ---- names as a reader reads them, and the short description's hop --------------------------------------
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("cache") / "cache.sqlite"))
-
-
 BRADLEY = ("Bradley is an unincorporated community located in the town of Bradley, Lincoln County, Wisconsin, "
            "United States.")
 ARBORETUM = ("University of Nevada, Reno Arboretum is a state arboretum located across the campus at the University "

@@ -19,20 +19,13 @@ import pytest
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline import invariants as inv
 from pipeline.acceptance import leg_invariant_failures, leg_invariants
-from pipeline.config import load_settings
 from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, TraceEntry
 from pipeline.refs import is_stop_ref, value_inputs
-from pipeline.stages.base import StageContext
 from pipeline.stages.verbalize import forbidden_names
 from pipeline.validate import TraceChecker
 
 # medium DAG: page stops reached by search, a diamond, roadblocks on a country, a simulated value
 RUN = GenerationParams(level="medium", variant="dag", count=2, seed=6)
-
-
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("cache") / "cache.sqlite"))
 
 
 @pytest.fixture(scope="module")

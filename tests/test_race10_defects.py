@@ -86,13 +86,6 @@ def test_no_accepted_leg_asks_a_count_with_a_place_near_its_radius(hard_dag_run,
         assert len(counts) == 1, args
 
 
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    from pipeline.config import load_settings
-    from pipeline.stages.base import StageContext
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("race10ctx") / "cache.sqlite"))
-
-
 @pytest.mark.parametrize("title, usable", [("Wales", False), ("Cardiff", True), ("Luxembourg", True)])
 def test_a_country_the_geocoder_takes_for_a_town_is_no_place(ctx, title, usable):
     """R14: Wales ("Country within the United Kingdom") geocodes to the village of Wales in South

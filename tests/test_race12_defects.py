@@ -10,13 +10,6 @@ from pipeline.stages.hops import named_hops, short_name_of
 from pipeline.stages.verbalize import sentence_refs
 
 
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    from pipeline.config import load_settings
-    from pipeline.stages.base import StageContext
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("race12") / "cache.sqlite"))
-
-
 def test_a_sentence_a_reader_may_not_cut_at_its_end_is_never_pointed_at():
     """Apollo program's "Apollo was conceived in 1960 in the Dwight D." (R27) and Asia's "... from 1 to 1800
     A.D." (R23): a reader who does not cut after the abbreviation reads on into the next sentence, which

@@ -8,13 +8,6 @@ from pipeline.execute import StopFailed, nearest_is_one
 from pipeline.stages.hops import named_hops, short_name_of
 
 
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    from pipeline.config import load_settings
-    from pipeline.stages.base import StageContext
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("race14") / "cache.sqlite"))
-
-
 def test_the_page_subject_without_its_qualifier_is_no_other_page(ctx):
     """"Punjab is a province of Pakistan." on the page "Punjab, Pakistan" names the province the page is
     about; "the region that the first sentence names" sent a reader to the page Punjab, the region (R17).

@@ -1,19 +1,10 @@
 """Blind race 7's flagged clues, each a leg defect fixed at its cause (benchmarks/blind_race/README.md)."""
 from __future__ import annotations
 
-import pytest
-
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline.clues import kind_of
-from pipeline.config import load_settings
-from pipeline.stages.base import StageContext
 from pipeline.stages.facts import infobox_facts, named_country_facts
 from pipeline.stages.prevalidate import TWO_POINT_DISTANCES
-
-
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("cache") / "cache.sqlite"))
 
 
 def test_a_country_heading_a_name_of_the_pages_subject_is_no_country(ctx):

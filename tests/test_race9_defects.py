@@ -25,13 +25,6 @@ def test_a_value_off_the_halfway_point_rounds_to_its_nearest_step(raw, scale, st
 
 
 # ---- hops whose name a reader may not take as named ------------------------------------------------
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    from pipeline.config import load_settings
-    from pipeline.stages.base import StageContext
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("race9") / "cache.sqlite"))
-
-
 def hops_of(title, ctx):
     from pipeline.stages.hops import named_hops
     return {h.target: h.relation for h in named_hops(ctx.page(title), ctx)}

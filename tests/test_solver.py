@@ -16,13 +16,7 @@ from pipeline.agents.solver import AMBIGUOUS, FAILED, RiddleView, solve
 from pipeline.config import load_settings
 from pipeline.execute import clean_text_value
 from pipeline.snapshot.page import infobox_kind, title_to_url
-from pipeline.stages.base import StageContext
 from pipeline.tools.registry import Toolbox
-
-
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("cache") / "cache.sqlite"))
 
 
 @hsettings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))

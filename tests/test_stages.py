@@ -33,11 +33,6 @@ from pipeline.stages.plan import shapes
 from pipeline.stages.prevalidate import asks_nothing, detour_room, roadblocks_to_keep
 
 
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("c") / "cache.sqlite"))
-
-
 def first_leg_through(ctx, level, variant, stages, seed=0):
     """The first attempt (of up to 100: hard chains need 4-5 hops, two of them choices) that survives the given
     stages."""

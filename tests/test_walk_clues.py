@@ -30,20 +30,13 @@ from pipeline.clues import (
     parse_riddle,
     search_words,
 )
-from pipeline.config import load_settings
 from pipeline.model import ROUTE_INFO, Extraction, FactSpec, Stop
 from pipeline.snapshot.page import title_to_url
 from pipeline.stages import verbalize
-from pipeline.stages.base import StageContext
 from pipeline.stages.facts import SENTENCE_SPLIT, prose_facts
 
 FINISH = "Finally, add up the result of clue 1 and keep only the last digit of the total. That single digit is the passcode."
 QUOTE_RUN = 6   # a page clue shares no run of this many consecutive words with its fact's sentence
-
-
-@pytest.fixture(scope="module")
-def ctx(tmp_path_factory):
-    return StageContext.create(load_settings(cache_path=tmp_path_factory.mktemp("cache") / "cache.sqlite"))
 
 
 @pytest.fixture(scope="module")

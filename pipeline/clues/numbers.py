@@ -157,8 +157,9 @@ DOUBTFUL_NUMBER = re.compile(r"(?<![\d.,]\s)(?<![\d.,])\b(?:" + "|".join(_NUMBER
                              rf"|\b\d{{1,2}} (?:{_MONTHS}) \d{{3,4}}\b|\b(?:{_MONTHS}) \d{{1,2}}, \d{{3,4}}\b"
                              # a quantity and its conversion: one distance to some readers, two numbers to
                              # others ("178 miles (286 km)": blind race 10, R22's two racers; hyphened, "a
-                             # 20-kilometre-long (12-mile) coast": blind race 13, R17)
-                             # "25.5 inhabitants per square kilometre (66/sq mi)": race 14, R03
+                             # 20-kilometre-long (12-mile) coast": race 13, R17; up to four words of unit and
+                             # a "/" in the bracket, "25.5 inhabitants per square kilometre (66/sq mi)": race
+                             # 14, R03)
                              r"|\d[\d,.]*[\s-]?(?:[^\W\d_]+²?[\s-]?|°\s?[CF]?\s?){1,4}\(\s*"
                              r"(?:about |approximately |approx\. ?|c\. ?|ca\. ?|~)?[$€£]?\d[\d,.]*[\s/-]?(?:[^\W\d_]|°|%)[^()]*\)"
                              # a number made a word's part by a hyphen: "a 3-way, 1,216 km long highway" gives
@@ -170,9 +171,8 @@ def doubtful_numbers(sentence: str) -> list[str]:
     """What a careful reader may count as a number of a sentence besides its numerals (issue 21: "one of
     the five pillars ... lasts 29 to 30 days" gives four numbers to some readers, two to others):
     numbers written as words, ordinals and decades written with digits ("19th", "1990s"), a number joined
-    to a word by a hyphen ("3-way", "5-year"), fractions, full
-    dates ("1 November 1956": one date or two numbers), a quantity with its conversion ("178 miles
-    (286 km)": one distance or two numbers).
+    to a word by a hyphen ("3-way", "5-year"), fractions, full dates ("1 November 1956": one date or two
+    numbers), a quantity with its conversion ("178 miles (286 km)": one distance or two numbers).
     A clue never counts the numbers of such a sentence."""
     return [m.group(0) for m in DOUBTFUL_NUMBER.finditer(sentence)]
 

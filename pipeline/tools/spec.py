@@ -184,7 +184,8 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
     "calculator": {
         "description": "Evaluate a math expression exactly with sympy (+ - * / ** // % ( ), sqrt, pi, sin, cos, "
-                       "log, floor, round(x) (half away from zero), round(x, n) (n places; n = -1 to tens), gcd, lcm, factorial, binomial, Rational, solve(eq, x), simplify, expand, factor "
+                       "log, floor, round(x) (half away from zero), round(x, n) (n places; n = -1 to tens), gcd, "
+                       "lcm, factorial, binomial, Rational, solve(eq, x), simplify, expand, factor "
                        "...). Whole-number functions: isprime(n), nextprime(n) (smallest prime > n), prevprime(n), "
                        "prime(k) (k-th prime), primepi(n), factorint(n) ({prime: exponent}), primefactors(n) "
                        "(distinct), sum_prime_factors(n) (with multiplicity: 12 -> 2+2+3 = 7), "
