@@ -42,6 +42,7 @@ from pipeline.clues import (
     SENTENCE_ASK,
     SUBJECT_ASK,
     NumberKind,
+    anchor_targets,
     clue_lines,
     could_be,
     count_value,
@@ -49,6 +50,7 @@ from pipeline.clues import (
     counts_every_number,
     date_ranges,
     finish_groups,
+    linked_reading,
     match_hop,
     measure_value,
     number_kinds,
@@ -283,9 +285,11 @@ class Solver:
                 nth, count, kind, sentences = None, None, d.group(2), [origin.get("description") or ""]
             kinds = singulars(kind) if nth else [kind]
             found: dict[str, dict] = {}   # url -> page, in the order the sentence first names them
+            anchors = anchor_targets(origin.get("links"))   # a name the page links leads where its link goes
             for sentence in sentences:
                 for name in names_in(sentence):
-                    page = self.fetch(n, title_to_url(name)) if name != origin.get("title") else None
+                    page = (self.fetch(n, title_to_url(linked_reading(name, anchors)))
+                            if name != origin.get("title") else None)
                     if page and page["url"] != origin["url"] and any(
                             could_be(k, page.get("description"), page.get("infobox_type")) for k in kinds):
                         found.setdefault(page["url"], page)

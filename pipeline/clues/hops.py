@@ -77,3 +77,31 @@ def parse_hop(text: str) -> dict | None:
         return {"kind": "choice", "from_clue": int(from_clue), "count": count_value(count), "extreme": extreme,
                 "measure": measure, **read_place(lead, title, section_ordinal, sentence_ordinal, opening)}
     return None
+
+
+def anchor_targets(links) -> dict[str, str]:
+    """What a page's own links say its names mean: each text a link shows ("U.S.", "Paris") -> the page
+    it goes to ("United States", "Paris, Texas"), as a reader who clicks it lands (issue 33). ``links``
+    are the page's links as the page record keeps them or as ``fetch_webpage`` shows them (objects or
+    dicts with ``title`` and ``anchors``; a bare title shows no anchor). A text two links show for two
+    pages says nothing and is left out; so is a lowercase or very short one (a common noun, "city")."""
+    out: dict[str, str] = {}
+    clash: set[str] = set()
+    for link in links or ():
+        if isinstance(link, str):
+            continue
+        title = link.get("title") if isinstance(link, dict) else link.title
+        anchors = link.get("anchors") if isinstance(link, dict) else link.anchors
+        for text in anchors or ():
+            if len(text) < 3 or not text[:1].isupper():
+                continue
+            if out.get(text, title) != title:
+                clash.add(text)
+            out[text] = title
+    return {text: title for text, title in out.items() if text not in clash}
+
+
+def linked_reading(name: str, anchors: dict[str, str]) -> str:
+    """The page a name of a sentence leads to: where the page links that name (with or without its
+    final full stop, "U.S." read as "U.S"), its link's page; else the name itself, looked up as a title."""
+    return anchors.get(name) or anchors.get(name + ".") or name

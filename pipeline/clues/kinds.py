@@ -65,7 +65,10 @@ def kind_of(description: str | None) -> str | None:
     Africa" -> "river"): names, numbers and demonyms left out; None when nothing plain is left or the
     word is too vague to pick a thing out."""
     text = " ".join((description or "").split())
-    # a page without a short description shows its first sentence: "Alabama is a state located in ..."
+    # a page without a short description shows its first sentence: "Alabama is a state located in ...";
+    # its brackets first ("Ray Charles Robinson (September 23, 1930 – June 10, 2004) was an American singer")
+    if re.search(r"\)\s+(?:is|was|are|were)\s", text):
+        text = re.sub(r"\s*\([^()]*\)", "", text)
     text = re.sub(r"^[^,]*?\b(?:is|was|are|were)\s+(?:an?|the|one of the)\s+", "", text)
     # "Political and economic union of 27 states": two modifiers joined by "and" before one noun
     text = re.sub(r"\b([A-Za-z]+) (?:and|or) ([a-z]+ (?!(?:of|in|on|from|for|at|by|with|and)\b)[a-z]+)\b", r"\1-\2",

@@ -658,13 +658,17 @@ class _Finisher:
                                "ORDER BY title", (first, last)).fetchall()
         for title, page_json, language in rows:
             d = json.loads(page_json)
-            links, seen, inside = [], set(), 0
+            links, seen, inside = [], {}, 0
             for link in d["links"]:
                 target, in_snapshot = self.resolve(link["title"])
-                if target == title or target in seen:
+                if target == title:
                     continue
-                seen.add(target)
-                links.append({"title": target, "in_snapshot": in_snapshot})
+                if target in seen:     # two links that resolve to one page ("U.S." and "United States"): one link
+                    anchors = seen[target]["anchors"]
+                    anchors.extend(a for a in link.get("anchors", []) if a not in anchors)
+                    continue
+                seen[target] = {"title": target, "in_snapshot": in_snapshot, "anchors": list(link.get("anchors", []))}
+                links.append(seen[target])
                 inside += in_snapshot
             d["links"] = links
             d["aliases"] = [a for (a,) in self.db.execute(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import unquote, urlsplit
 
-from pipeline.snapshot.page import InfoboxField, Link, Page, Section, canonical_title, title_to_url
+from pipeline.snapshot.page import InfoboxField, Page, Section, canonical_title, links_with_anchors, title_to_url
 from pipeline.snapshot.values import classify
 from pipeline.snapshot.wikitext import first_sentence
 
@@ -286,15 +286,16 @@ def page_from_html(title: str, html: str, *, source: str = "", revision_ts: str 
     sections = [s for s in sections if s.text and s.title.lower() not in _SKIP_SECTIONS]
     lead = "\n\n".join(lead_parts)
 
-    links: list[Link] = []
-    seen: set[str] = set()
+    targets: list[str] = []
+    anchors: list[tuple[str, str]] = []
     for a in content.find_all(lambda e: e.tag == "a" and "href" in e.attrs):
         if any(_dropped(p) for p in _ancestors(a)):
             continue
         target = _article_target(a.attrs["href"])
-        if target and target != title and target not in seen:
-            seen.add(target)
-            links.append(Link(title=target, in_snapshot=False))
+        if target:
+            targets.append(target)
+            anchors.append((target, _clean(text_of(a))))
+    links = links_with_anchors(title, targets, anchors)
 
     return Page(
         title=title, url=title_to_url(title), description=_first_sentence(lead), lead=lead,

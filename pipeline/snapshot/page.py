@@ -82,6 +82,9 @@ class InfoboxField:
 class Link:
     title: str                  # canonical target title after redirect resolution
     in_snapshot: bool           # target page is in this snapshot
+    # the texts the page shows for this link, in order of first appearance ("U.S." for United States,
+    # "Paris" for Paris, Texas): what a reader of a sentence clicks, so what a hop follows (issue 33)
+    anchors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -107,7 +110,8 @@ class Page:
         tests/test_snapshot_importers.py checks it against ``asdict``."""
         d = dict(self.__dict__)
         d["sections"] = [dict(s.__dict__) for s in self.sections]
-        d["links"] = [dict(link.__dict__) for link in self.links]
+        d["links"] = [{"title": link.title, "in_snapshot": link.in_snapshot, "anchors": list(link.anchors)}
+                      for link in self.links]
         d["infobox"] = [dict(f.__dict__) for f in self.infobox]
         d["categories"] = list(self.categories)
         d["aliases"] = list(self.aliases)
@@ -134,3 +138,19 @@ class Page:
             if s.title == title:
                 return s
         return None
+
+
+def links_with_anchors(title: str, targets: list[str], anchors: list[tuple[str, str]]) -> list[Link]:
+    """A page's links in order of first appearance, each with the distinct texts it is shown as."""
+    shown: dict[str, list[str]] = {}
+    for target, text in anchors:
+        texts = shown.setdefault(target, [])
+        if text and text not in texts:
+            texts.append(text)
+    seen: set[str] = set()
+    links: list[Link] = []
+    for target in targets:
+        if target and target != title and target not in seen:
+            seen.add(target)
+            links.append(Link(title=target, in_snapshot=False, anchors=shown.get(target, [])))
+    return links

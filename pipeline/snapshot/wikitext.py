@@ -19,7 +19,7 @@ from mwparserfromhell.parser import CTokenizer, ParserError, tokens
 from mwparserfromhell.wikicode import Wikicode
 
 from pipeline.snapshot import treebuilder
-from pipeline.snapshot.page import InfoboxField, Link, Page, Section, canonical_title, title_to_url
+from pipeline.snapshot.page import InfoboxField, Page, Section, canonical_title, links_with_anchors, title_to_url
 from pipeline.snapshot.values import FT_TO_M, MI_TO_KM, SQ_MI_TO_KM2, classify, iso_date, parse_date, parse_number
 
 REDIRECT_RE = re.compile(r"^\s*#\s*REDIRECT\s*:?\s*\[\[([^\]|]+)(?:\|[^\]]*)?\]\]", re.IGNORECASE)
@@ -71,6 +71,7 @@ class _Context:
     coords: list[tuple[float, float, bool]] = field(default_factory=list)  # (lat, lon, is_title)
     quantities: list[tuple[float, str | None]] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
+    anchors: list[tuple[str, str]] = field(default_factory=list)   # (target, the text the link shows)
     categories: list[str] = field(default_factory=list)
     short_description: str | None = None
     prose: bool = True  # prose drops tables; infobox values keep list items as lines
@@ -245,9 +246,10 @@ class Renderer:
         page = canonical_title(target.split("#")[0])
         if page:
             self.ctx.links.append(page)
-        if n.text is not None:
-            return self.render(n.text)
-        return target.split("#")[0] if page else target.lstrip("#")
+        shown = self.render(n.text) if n.text is not None else (target.split("#")[0] if page else target.lstrip("#"))
+        if page:
+            self.ctx.anchors.append((page, " ".join(shown.split())))
+        return shown
 
     def tag(self, n: Tag) -> str:
         name = str(n.tag).lower().strip()
@@ -883,8 +885,9 @@ def page_from_wikitext(title: str, text: str, *, source: str = "", revision_ts: 
         for p in infobox_t.params:
             Renderer(links_ctx).render(p.value)
         infobox_links = links_ctx.links
+        infobox_anchors = links_ctx.anchors
     else:
-        infobox_links = []
+        infobox_links, infobox_anchors = [], []
 
     # split top-level nodes at headings
     chunks: list[tuple[int, str, list]] = [(0, "", [])]
@@ -916,12 +919,7 @@ def page_from_wikitext(title: str, text: str, *, source: str = "", revision_ts: 
 
     coords = next(((la, lo) for la, lo, is_title in ctx.coords if is_title), None) or infobox_coords
     description = ctx.short_description or first_sentence(lead)
-    seen: set[str] = set()
-    links: list[Link] = []
-    for target in infobox_links + ctx.links:
-        if target and target != title and target not in seen:
-            seen.add(target)
-            links.append(Link(title=target, in_snapshot=False))
+    links = links_with_anchors(title, infobox_links + ctx.links, infobox_anchors + ctx.anchors)
     return Page(
         title=title,
         url=title_to_url(title),

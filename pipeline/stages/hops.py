@@ -31,9 +31,11 @@ from pipeline.clues import (
     KIND_CLASSES,
     MEASURE_LOOKUPS,
     MEASURES,
+    anchor_targets,
     could_be,
     kin,
     kind_of,
+    linked_reading,
     measure_value,
     noun_of,
     plural,
@@ -76,14 +78,17 @@ def _title_index(ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
 _CONNECTORS = ("of", "de", "du", "del")
 
 
-def titles_named(text: str, ctx: StageContext, limit: int = 1000, *, as_read: bool = False) -> list[str]:
+def titles_named(text: str, ctx: StageContext, limit: int = 1000, *, as_read: bool = False,
+                 index: dict[str, list[tuple[str, ...]]] | None = None, known=None) -> list[str]:
     """The snapshot pages a text names by their exact title (as a whole name: "Second" in "Second
     World War" is no mention of "Second"), in order of first mention. ``as_read``: names as a reader
     reads them (what a hop's clue relies on): a name never runs on across punctuation ("Falkirk,
     Scotland" names Falkirk and Scotland, "Tyler, Texas" names Texas; a title holding the punctuation,
     "Washington, D.C.", is still matched whole), and a title followed by "of" and a name is the head
-    of a longer name ("University" in "University of Nevada", "City" in "City of Toronto")."""
-    index = _title_index(ctx)
+    of a longer name ("University" in "University of Nevada", "City" in "City of Toronto"). ``index``
+    and ``known``: other names than the snapshot's titles (a page's link texts, ``sentence_mentions``)."""
+    index = _title_index(ctx) if index is None else index
+    known = ctx.store.__contains__ if known is None else known
     spans = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
     words = [w for w, _, _ in spans]
     # joined[i]: word i follows word i - 1 with nothing but spaces between them
@@ -108,7 +113,7 @@ def titles_named(text: str, ctx: StageContext, limit: int = 1000, *, as_read: bo
                 links_on[:1].isupper() and links_on not in NOT_NAMES):                 # "University of Nevada"
             i += 1   # part of a longer name ("Second" in "Second World War", "Southeast Asia" in "Maritime
             continue  # Southeast Asia"): not a mention of the page
-        if title not in found and title in ctx.store:
+        if title not in found and known(title):
             found.append(title)
         i += len(match)
     return found
@@ -123,6 +128,58 @@ def sentence_names(sentence: str, ctx: StageContext) -> list[str]:
     text = sentence.rstrip(".")
     names = titles_named(re.sub(r"(?<=\w)['’]s\b", ",", text), ctx, as_read=True)
     return [t for t in names if not (common_noun(t, ctx) and not text.startswith(t))]
+
+
+def page_anchors(page, ctx: StageContext) -> dict[str, str]:
+    """The page's link texts and where they go (``clues.anchor_targets``), kept per page."""
+    return ctx.memo(f"anchors|{page.title}", lambda: anchor_targets(page.links))
+
+
+def _anchor_index(page, ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
+    def compute():
+        index: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+        for text in page_anchors(page, ctx):
+            words = tuple(_WORD.findall(text))
+            if words:
+                index[words[0]].append(words)
+        return {k: sorted(v, key=len, reverse=True) for k, v in index.items()}
+    return ctx.memo(f"anchor_index|{page.title}", compute)
+
+
+def sentence_mentions(sentence: str, page, ctx: StageContext) -> dict[str, str]:
+    """The snapshot pages a sentence of ``page`` names, each with the words that name it, in the order
+    the sentence first names them (issue 33): a name the page links ("U.S.", "Paris", "Mercury") means
+    the page its link goes to, as a reader who clicks it lands (United States; Paris, Texas; Mercury
+    (planet)), whatever page holds that title; a name the page does not link means the page of that
+    title (``sentence_names``: a lead-only page has no links). A link to a page outside the snapshot
+    names nothing a hop can reach."""
+    anchors = page_anchors(page, ctx)
+    found: dict[str, str] = {}
+    if anchors:
+        text = re.sub(r"(?<=\w)['’]s\b", ",", sentence.rstrip("."))
+        for said in titles_named(text, ctx, as_read=True, index=_anchor_index(page, ctx), known=anchors.__contains__):
+            if anchors[said] in ctx.store:
+                found.setdefault(anchors[said], said)
+    for title in sentence_names(sentence, ctx):
+        if title in anchors or linked_reading(title, anchors) != title:
+            continue   # the page links this name elsewhere (or here): the link says what it means
+        found.setdefault(title, title)
+    return dict(sorted(found.items(), key=lambda item: _first_at(sentence, item[1])))
+
+
+def _first_at(sentence: str, said: str) -> int:
+    m = compiled(rf"(?<![\w'’-]){re.escape(said)}").search(sentence)
+    return m.start() if m else len(sentence)
+
+
+def names_page(said: str, title: str, ctx: StageContext) -> bool:
+    """Are the words ``said`` a name of the page ``title`` as a reader knows it: its title, its title
+    without a qualifier ("Paris" for "Paris, Texas", "Mercury" for "Mercury (planet)"), or a title that
+    redirects to it ("U.S.")? A link whose text is something else ("My World" to a discography) sends a
+    reader to a page the sentence does not name, so no hop goes through it."""
+    if said == title or said in (subject_name(title), subject_name(title).split(",")[0].strip()):
+        return True
+    return said in ctx.memo(f"aliases|{title}", lambda: set(ctx.store.aliases(title)))
 
 
 def common_noun(title: str, ctx: StageContext) -> bool:
@@ -186,8 +243,10 @@ def solver_readings(sentence: str, kinds: list[str], origin: str, ctx: StageCont
     reads them (``solver.hop_pages``): every name and run of words it may look up, fetched as a page,
     that could be a thing of one of ``kinds``, in the order the sentence first names them."""
     found: list[str] = []
+    origin_page = ctx.page(origin)
+    anchors = page_anchors(origin_page, ctx) if origin_page is not None else {}
     for name in names_in(sentence):
-        target = ctx.page(name) if name != origin else None
+        target = ctx.page(linked_reading(name, anchors)) if name != origin else None
         if (target is not None and target.title != origin and target.title not in found
                 and any(could_be(k, target.description, target.infobox_type) for k in kinds)):
             found.append(target.title)
@@ -204,28 +263,34 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
         for sentence in sentences(block):
             if not _readable(sentence) or (section and not is_prose(sentence)):
                 continue   # (in a section, a list's line or a citation is no sentence to point at)
-            named = sentence_names(sentence, ctx)
+            mentions = sentence_mentions(sentence, page, ctx)   # page -> the words that name it
+            named = list(mentions)
             pages = {t: p for t in named if t != page.title and (p := ctx.page(t)) is not None}
+            said_names = {**pages, **{said: None for said in mentions.values()}}
             for title, target in pages.items():
                 kind = kind_of(target.description)
-                if kind is None or title in out_titles(out) or _unpaged_namesake(sentence, title, kind):
+                said = mentions[title]
+                if kind is None or title in out_titles(out) or _unpaged_namesake(sentence, said, kind):
                     continue
+                if said != title and not names_page(said, title, ctx):
+                    continue   # a link whose words are no name of its page ("My World" to a discography)
                 if page.title in named and could_be(kind, page.description, page.infobox_type):
                     continue   # "India, Sri Lanka and the Maldives" on India's page: two countries, or three?
-                if (_country_doubt(sentence, title, kind) or _qualified_elsewhere(sentence, title, target)
-                        or _in_compound(sentence, title, page, ctx) or _among_regions(sentence, title, kind)):
+                if (_country_doubt(sentence, said, kind) or _qualified_elsewhere(sentence, said, target)
+                        or _in_compound(sentence, said, page, ctx) or _among_regions(sentence, said, kind)):
                     continue
                 alike = [t for t, p in pages.items()
                          if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
-                if any(_area_mention(sentence, t) for t in alike) or _unpaged_alike(sentence, kind, pages, page.title, ctx):
+                if (any(_area_mention(sentence, mentions[t]) for t in alike)
+                        or _unpaged_alike(sentence, kind, said_names, page.title, ctx)):
                     continue
-                if any(subject_called_short(sentence, page.title, t) for t in alike):
+                if any(subject_called_short(sentence, page.title, mentions[t]) for t in alike):
                     continue
                 if alike == [title]:
                     hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence))
                     readings = solver_readings(sentence, [kind], page.title, ctx)
                 elif (2 <= len(alike) <= 4 and all(kind_of(pages[t].description) == kind for t in alike)
-                      and not _unpaged_names(sentence, set(pages) | {page.title}, ctx)):
+                      and not _unpaged_names(sentence, set(said_names) | {page.title}, ctx)):
                     hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence,
                                               candidates=alike, position=alike.index(title) + 1))
                     readings = solver_readings(sentence, singulars(plural(kind)), page.title, ctx)

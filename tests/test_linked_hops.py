@@ -1,0 +1,84 @@
+"""Issue 33, item 6: hops follow the page's own links. A sentence's link text ("Paris", "U.S.") leads to
+the page its link names, though another page holds that title; a link whose text is no name of its page
+("My World" to a discography) leads no hop. The pages are written here by hand, as a dump writes them."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.clues import anchor_targets, linked_reading
+from pipeline.config import load_settings
+from pipeline.snapshot.build import build_snapshot
+from pipeline.stages.base import StageContext
+from pipeline.stages.hops import named_hops, sentence_mentions, solver_readings
+
+PAGES = {
+    "Varenholt": "{{Short description|Town in Freedonia}}\n'''Varenholt''' is a small town in the north of "
+                 "[[Freedonia]]. It was founded by farmers in 1710 and grew slowly along the old road. "
+                 "In 1990 its mayor moved to [[Paris, Texas|Paris]] with his family and two dogs. "
+                 "The town's choir sang on the album [[Ray Charles discography|My World]] in 1993.\n",
+    "Paris": "{{Short description|Capital of France}}\n'''Paris''' is the capital and largest city of France, "
+             "on the Seine river in the north of the country.\n",
+    "Paris, Texas": "{{Short description|City in Texas, United States}}\n'''Paris''' is a city in Lamar County, "
+                    "in the northeast of the state of Texas, some distance from Dallas.\n",
+    "Freedonia": "{{Short description|Country in Europe}}\n'''Freedonia''' is a small country in Europe with "
+                 "a long coast and many old towns.\n",
+    "Ray Charles discography": "{{Short description|Discography of an American singer}}\nThe "
+                               "'''discography of Ray Charles''' lists his albums and singles over fifty years.\n",
+    "Grand Duchy of Freedonia": "#REDIRECT [[Freedonia]]\n",
+    "Osmira": "{{Short description|Town in Freedonia}}\n'''Osmira''' is a town on a lake in the west of "
+              "[[Grand Duchy of Freedonia|Grand Duchy]], and later of [[Freedonia]] again after the war.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("linked")
+    pages = root / "pages"
+    pages.mkdir()
+    for title, text in PAGES.items():
+        (pages / f"{title.replace(' ', '_')}.txt").write_text(text, encoding="utf-8")
+    build_snapshot([pages], root / "snap", workers=1)
+    settings = load_settings(cache_path=root / "cache.sqlite", snapshot_dir=root / "snap",
+                             derived_dir=root / "derived")
+    return StageContext.create(settings)
+
+
+def test_the_importer_keeps_the_text_a_link_shows(world):
+    page = world.store.get("Varenholt")
+    shown = {link.title: link.anchors for link in page.links}
+    assert shown["Paris, Texas"] == ["Paris"]
+    assert shown["Ray Charles discography"] == ["My World"]
+    assert shown["Freedonia"] == ["Freedonia"]
+
+
+def test_two_links_that_reach_one_page_merge(world):
+    page = world.store.get("Osmira")
+    freedonia = [link for link in page.links if link.title == "Freedonia"]
+    assert len(freedonia) == 1 and freedonia[0].anchors == ["Grand Duchy", "Freedonia"]
+
+
+def test_a_linked_name_means_the_page_its_link_goes_to(world):
+    page = world.store.get("Varenholt")
+    sentence = "In 1990 its mayor moved to Paris with his family and two dogs."
+    assert sentence_mentions(sentence, page, world) == {"Paris, Texas": "Paris"}
+    hops = [h for h in named_hops(page, world) if h.relation.sentence == sentence]
+    assert [(h.target, h.relation.noun) for h in hops] == [("Paris, Texas", "city")]
+    # the solver's reading agrees: it follows the link, not the page titled "Paris"
+    assert solver_readings(sentence, ["city"], "Varenholt", world) == ["Paris, Texas"]
+
+
+def test_a_link_whose_words_are_no_name_of_its_page_leads_no_hop(world):
+    page = world.store.get("Varenholt")
+    targets = {h.target for h in named_hops(page, world)}
+    assert "Ray Charles discography" not in targets
+    assert "Freedonia" in targets   # (the first sentence's country, linked by its own title)
+
+
+def test_anchor_targets_reads_a_fetched_page_as_well_as_the_record():
+    links = [{"title": "United States", "anchors": ["U.S.", "United States"]},
+             {"title": "Paris, Texas", "anchors": ["Paris"]}, {"title": "Paris", "anchors": ["Paris"]},
+             {"title": "City", "anchors": ["city"]}, "Bare title"]
+    anchors = anchor_targets(links)
+    assert anchors == {"U.S.": "United States", "United States": "United States"}   # "Paris" shown for two pages
+    assert linked_reading("U.S", anchors) == "United States"     # a name read without its full stop
+    assert linked_reading("Paris", anchors) == "Paris"           # unlinked: the name is looked up as a title
