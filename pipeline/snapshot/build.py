@@ -29,6 +29,7 @@ import shutil
 import signal
 import sqlite3
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -41,7 +42,6 @@ from pathlib import Path
 from pipeline.cache import canonical_json, file_sha256
 from pipeline.snapshot.importers import (
     Item,
-    RawPage,
     Redirect,
     ResumeMismatch,
     Skipped,
@@ -51,7 +51,9 @@ from pipeline.snapshot.importers import (
     XmlPosition,
     ZimReader,
     detect_sources,
+    dump_spans,
     guess_title,
+    multistream_index,
     page_namespace,
     xml_page_item,
 )
@@ -73,8 +75,8 @@ HASH_METHOD = ("sha256 over UTF-8 lines: canonical JSON of each page in title or
                "canonical JSON [alias, target] of each redirect in alias order")
 _MAX_REDIRECT_HOPS = 8
 _PARALLEL_MIN_BYTES = 1 << 20      # smaller inputs are parsed in this process (a pool costs ~1 s to start)
-_XML_TASK_BYTES = 256 << 10        # a task: about 256 KB of <page> chunks ...
-_XML_TASK_PAGES = 512              # ... or this many pages
+_MAX_SHARD_BYTES = 16 << 20       # a dump's shard: at most this much XML (see _shard_bytes) ...
+_MIN_SHARD_BYTES = 256 << 10       # ... and at least this much
 _ZIM_TASK_ENTRIES = 256
 _FINISH_TASK_PAGES = 256
 _COMMIT_SECONDS = 2.0              # an interrupted build redoes at most this much work
@@ -181,6 +183,7 @@ class _Pool:
     ProcessPoolExecutor forks them all before starting any thread); they never use the parent's
     open databases or archives. Elsewhere they are spawned.
     """
+    breakable = True          # a worker that dies breaks the pool: its tasks are re-run page by page
 
     def __init__(self, size: int):
         self.size = size
@@ -192,6 +195,9 @@ class _Pool:
             self._executor = ProcessPoolExecutor(self.size, mp_context=ctx, initializer=_worker_init)
         return self._executor
 
+    def submit(self, fn: Callable, payload):
+        return self.executor().submit(fn, payload)
+
     def restart(self) -> None:
         self.close(cancel=True)
 
@@ -201,34 +207,67 @@ class _Pool:
             self._executor = None
 
 
+class _DaskPool:
+    """The workers of a Dask cluster: the scheduler at ``address``, or a local cluster of ``workers``
+    single-threaded processes. Tasks are the pool's (shards of a dump, ranges of ZIM entries or of
+    titles); the workers read the inputs and the staging database at the paths this process sees,
+    so a remote cluster needs them on a shared filesystem. Dask re-runs the task of a worker that
+    dies; results come back in task order here as with the process pool, so the bytes are the same."""
+    breakable = False
+
+    def __init__(self, address: str | None = None, workers: int | None = None):
+        import dask  # heavy and optional: only for Dask builds
+        from distributed import Client, LocalCluster
+
+        self.cluster = None
+        with dask.config.set({"distributed.worker.profile.enabled": False,
+                              "distributed.scheduler.worker-saturation": 1.0}):
+            if address is None:
+                self.cluster = LocalCluster(n_workers=max(1, workers or default_workers()), threads_per_worker=1,
+                                            processes=True, dashboard_address=None)
+            self.client = Client(address or self.cluster)
+        self.size = max(1, sum(self.client.nthreads().values()))
+
+    def submit(self, fn: Callable, payload):
+        return self.client.submit(fn, payload, pure=False)
+
+    def restart(self) -> None:
+        pass
+
+    def close(self, cancel: bool = False) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
 @dataclass(frozen=True)
 class _Job:
-    """Work a pool runs on task payloads: ``run(payload) -> records``; ``split`` cuts a payload into
-    one-page payloads and ``reject`` records one that killed its worker (None: not splittable)."""
+    """Work a pool runs on task payloads: ``run(payload) -> result``; ``isolate(pool, payload)`` runs a
+    payload whose worker died again piece by piece, rejecting the pieces that kill a worker again
+    (None: the error is raised)."""
     run: Callable
-    split: Callable | None = None
-    reject: Callable | None = None
+    isolate: Callable | None = None
 
 
-def _run_ordered(pool: _Pool | None, job: _Job, tasks: Iterator[tuple], on_result: Callable) -> None:
-    """Hand ``on_result(records, mark)`` the records of each ``(payload, mark)`` task, in task order.
+def _run_ordered(pool, job: _Job, tasks: Iterator[tuple], on_result: Callable, window: int = 3) -> None:
+    """Hand ``on_result(result, mark)`` the result of each ``(payload, mark)`` task, in task order.
 
-    Payloads run on the pool (at most 3 per worker in flight, so memory stays bounded however
-    fast the input is read), or here when ``pool`` is None; a None payload has no records. When
-    reading tasks raises ``SnapshotInputError`` (a truncated dump), the tasks read before it are
-    finished and handed over first, then the error is raised. A payload whose worker died is
-    re-run page by page, each page that kills a worker again is rejected.
+    Payloads run on the pool (at most ``window`` per worker in flight, so memory stays bounded
+    however fast the input is read), or here when ``pool`` is None; a None payload has the result
+    None. When reading tasks raises ``SnapshotInputError`` (a truncated dump), the tasks read before
+    it are finished and handed over first, then the error is raised. A payload whose worker died is
+    re-run by ``job.isolate``.
     """
     if pool is None:
         for payload, mark in tasks:
-            on_result(job.run(payload) if payload is not None else [], mark)
+            on_result(job.run(payload) if payload is not None else None, mark)
         return
     inflight: deque[list] = deque()
     error: SnapshotInputError | None = None
     exhausted = False
     tasks = iter(tasks)
     while True:
-        while not exhausted and error is None and len(inflight) < 3 * pool.size:
+        while not exhausted and error is None and len(inflight) < window * pool.size:
             try:
                 payload, mark = next(tasks)
             except StopIteration:
@@ -237,34 +276,36 @@ def _run_ordered(pool: _Pool | None, job: _Job, tasks: Iterator[tuple], on_resul
             except SnapshotInputError as exc:
                 error = exc
                 break
-            future = pool.executor().submit(job.run, payload) if payload is not None else None
+            future = pool.submit(job.run, payload) if payload is not None else None
             inflight.append([future, payload, mark])
         if not inflight:
             break
         future, payload, mark = inflight.popleft()
         try:
-            records = future.result() if future is not None else []
+            result = future.result() if future is not None else None
         except BrokenProcessPool:
-            if job.split is None:
+            if job.isolate is None or not pool.breakable:
                 raise
-            records = _isolate(pool, job, payload)
+            pool.restart()
+            result = job.isolate(pool, payload)
             for entry in inflight:  # their worker pool is gone too
                 if entry[1] is not None:
-                    entry[0] = pool.executor().submit(job.run, entry[1])
-        on_result(records, mark)
+                    entry[0] = pool.submit(job.run, entry[1])
+        del future
+        on_result(result, mark)
     if error is not None:
         raise error
 
 
-def _isolate(pool: _Pool, job: _Job, payload) -> list:
-    pool.restart()
+def _isolate_pages(pool: _Pool, one_page_payloads: Iterable, run: Callable, reject: Callable) -> list:
+    """Records of one-page payloads, each run alone; a page that kills its worker is rejected."""
     records: list = []
-    for one in job.split(payload):
+    for one in one_page_payloads:
         try:
-            records += pool.executor().submit(job.run, one).result()
+            records += pool.submit(run, one).result()
         except BrokenProcessPool:
             pool.restart()
-            records += job.reject(one, "the parser's process died on this page (crash or out of memory)")
+            records += reject(one, "the parser's process died on this page (crash or out of memory)")
     return records
 
 
@@ -281,6 +322,7 @@ def _record(item: Item, with_language: bool) -> tuple:
 
 
 def _xml_task(payload: tuple[str, list[bytes]]) -> list[tuple]:
+    """Records of ``<page>`` chunks (used to isolate the pages of a shard whose worker died)."""
     source, chunks = payload
     records = []
     for data in chunks:
@@ -290,22 +332,80 @@ def _xml_task(payload: tuple[str, list[bytes]]) -> list[tuple]:
     return records
 
 
-def _xml_split(payload):
-    return [(payload[0], [data]) for data in payload[1]]
-
-
 def _xml_reject(payload, reason: str) -> list[tuple]:
     return [("s", guess_title(payload[1][0]), reason)]
 
 
-_ZIM_READERS: dict[str, ZimReader] = {}
+@dataclass(frozen=True)
+class _Shard:
+    """A task of a dump's import: the pages of one span (see ``XmlDumpReader``), from ``start`` (a
+    resume point inside it) on. ``verify``: check the bytes before ``start`` are the ones read
+    before; ``parse`` False: only read (the digest of a span imported before)."""
+    path: str
+    source: str
+    span: tuple[int, int | None]
+    start: dict | None = None
+    verify: bool = False
+    parse: bool = True
+
+
+def _read_shard(shard: _Shard, parse: Callable[[bytes], None]) -> dict:
+    """Read a shard, handing ``parse`` every page chunk of an article namespace; what was read."""
+    start = XmlPosition.from_dict(shard.start) if shard.start else None
+    reader = XmlDumpReader(Path(shard.path), start=start, verify=shard.verify, span=shard.span)
+    last, error, pages = None, None, 0
+    try:
+        for raw in reader:
+            last = raw
+            if page_namespace(raw.data) in (None, 0):   # other namespaces are dropped before any parsing
+                parse(raw.data)
+    except ResumeMismatch as exc:
+        error = ["mismatch", str(exc)]
+    except SnapshotInputError as exc:            # the pages before a break are kept, then the error raised
+        error = ["input", str(exc)]
+    if last is not None:
+        position = XmlPosition(offset=last.end, pages=last.index, digest=last.digest,
+                               stream=reader.locate(last.end)).to_dict()
+        pages = last.index - (start.pages if start else 0)
+        xml = last.end - (start.offset if start else 0)
+    else:
+        position, xml = shard.start, 0
+    return {"position": position, "error": error, "pages": pages, "xml_bytes": xml}
+
+
+def _shard_task(shard: _Shard) -> dict:
+    """A shard's records and what was read (run on a worker: it reads and decompresses its own span)."""
+    records: list[tuple] = []
+
+    def parse(data: bytes) -> None:
+        if shard.parse:
+            item = xml_page_item(data, shard.source)
+            if item is not None:
+                records.append(_record(item, True))
+
+    result = _read_shard(shard, parse)
+    result["records"] = records
+    return result
+
+
+def _shard_isolate(pool: _Pool, shard: _Shard) -> dict:
+    """A shard whose worker died, read here and parsed on the pool page by page."""
+    chunks: list[bytes] = []
+    result = _read_shard(shard, chunks.append)
+    result["records"] = _isolate_pages(pool, ((shard.source, [c]) for c in chunks), _xml_task, _xml_reject) \
+        if shard.parse else []
+    return result
+
+
+_ZIM_READERS = threading.local()      # per thread: a Dask worker may run tasks in threads
 
 
 def _zim_task(payload: tuple[str, str, int, int]) -> list[tuple]:
     path, source, start, stop = payload
-    reader = _ZIM_READERS.get(path)
+    readers = _ZIM_READERS.__dict__.setdefault("readers", {})
+    reader = readers.get(path)
     if reader is None:
-        reader = _ZIM_READERS[path] = ZimReader(Path(path))
+        reader = readers[path] = ZimReader(Path(path))
     records = []
     for i in range(start, stop):
         item = reader.item(i, source)
@@ -314,17 +414,17 @@ def _zim_task(payload: tuple[str, str, int, int]) -> list[tuple]:
     return records
 
 
-def _zim_split(payload):
-    path, source, start, stop = payload
-    return [(path, source, i, i + 1) for i in range(start, stop)]
-
-
 def _zim_reject(payload, reason: str) -> list[tuple]:
     return [("s", "", f"ZIM entry {payload[2]}: {reason}")]
 
 
-_XML_JOB = _Job(_xml_task, _xml_split, _xml_reject)
-_ZIM_JOB = _Job(_zim_task, _zim_split, _zim_reject)
+def _zim_isolate(pool: _Pool, payload) -> list[tuple]:
+    path, source, start, stop = payload
+    return _isolate_pages(pool, ((path, source, i, i + 1) for i in range(start, stop)), _zim_task, _zim_reject)
+
+
+_SHARD_JOB = _Job(_shard_task, _shard_isolate)
+_ZIM_JOB = _Job(_zim_task, _zim_isolate)
 
 
 # ---- staging -----------------------------------------------------------------------------------
@@ -517,13 +617,31 @@ def _staging(folder: Path, sources: list[Source], resume: bool, log):
 
 
 def _fingerprint(src: Source) -> list:
-    """Size and modification time of the input's files: an unchanged input can be resumed as is."""
-    return [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in src.files()]
+    """Size and modification time of the input's files (and of a dump's multistream index, which
+    shards it): an unchanged input can be resumed as is."""
+    files = src.files()
+    if src.kind == "xml" and (index := multistream_index(src.path)) is not None:
+        files = [*files, index]
+    return [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files]
+
+
+def _shard_bytes(src: Source, pool) -> int:
+    """XML bytes a shard of a dump (see ``dump_spans``): 16 MB, or less so that a small dump still
+    gives every worker a few shards (never under 256 KB)."""
+    xml = src.path.stat().st_size * (4 if _is_bz2(src.path) else 1)
+    workers = pool.size if pool is not None else 1
+    return max(_MIN_SHARD_BYTES, min(_MAX_SHARD_BYTES, xml // (4 * workers) + 1))
+
+
+def _is_bz2(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(3) == b"BZh"
 
 
 # ---- import ------------------------------------------------------------------------------------
 
-def _import_all(stage: _Staging, sources: list[Source], pool: _Pool | None, log) -> None:
+def _import_all(stage: _Staging, sources: list[Source], pool, log, progress: Callable | None = None,
+                shard_bytes: int = 0) -> None:
     for idx, src in enumerate(sources):
         state = stage.source_state(idx)
         fingerprint = _fingerprint(src)
@@ -535,9 +653,10 @@ def _import_all(stage: _Staging, sources: list[Source], pool: _Pool | None, log)
         log(f"importing {src.kind} {src.name}" + (" (resuming)" if state else ""))
         counts = dict(state["counts"]) if state else {"pages": 0, "redirects": 0, "skipped": 0, "topics": 0}
         if src.kind == "xml":
-            _import_xml(stage, idx, src, state, fingerprint, counts, pool, log)
+            _import_xml(stage, idx, src, state, fingerprint, counts, pool, log, progress,
+                        shard_bytes or _shard_bytes(src, pool))
         elif src.kind == "zim":
-            _import_zim(stage, idx, src, state, fingerprint, counts, pool)
+            _import_zim(stage, idx, src, state, fingerprint, counts, pool, progress)
         else:
             with stage.savepoint():  # small inputs: all or nothing
                 for item in src.items():
@@ -549,59 +668,103 @@ def _import_all(stage: _Staging, sources: list[Source], pool: _Pool | None, log)
 
 
 def _import_xml(stage: _Staging, idx: int, src: Source, state: dict | None, fingerprint: list, counts: dict,
-                pool: _Pool | None, log) -> None:
-    start = XmlPosition.from_dict(state["position"]) if state else None
-    reader = XmlDumpReader(src.path, start=start, verify=bool(state) and state["fingerprint"] != fingerprint)
-    started, last_log = time.monotonic(), time.monotonic()
-    first_offset = start.offset if start else 0
+                pool, log, progress: Callable | None, shard_bytes: int) -> None:
+    """A dump, shard by shard (``dump_spans``): workers read, decompress and parse their own spans;
+    the records are staged here in dump order, one transaction a shard, so a build killed at any
+    point keeps every shard staged before and gives, resumed, the same bytes."""
+    plan = state["plan"] if state else {"shard_bytes": shard_bytes}
+    done = state["done_through"] if state else {"next": 0, "position": None, "chain": "", "pages": 0,
+                                                "xml_bytes": 0}
+    size = src.path.stat().st_size
+    spans = dump_spans(src.path, plan["shard_bytes"])
+    path = str(src.path)
+    if state and state["fingerprint"] != fingerprint and (done["next"] or done["position"]):
+        log(f"  {src.name} changed since its import began: checking the part imported before")
+        spans = _verify_prefix(pool, src, spans, done)
+    started = time.monotonic()
+    total = {"xml_bytes": 0, "pages": 0}
+    last_log = started
 
     def tasks():
-        batch: list[bytes] = []
-        size = n = 0
-        last = None
-        try:
-            for raw in reader:
-                n, last = n + 1, raw
-                if page_namespace(raw.data) in (None, 0):  # other namespaces are dropped before any parsing
-                    batch.append(raw.data)
-                    size += len(raw.data)
-                if size >= _XML_TASK_BYTES or n >= _XML_TASK_PAGES:
-                    yield ((src.name, batch) if batch else None), _xml_mark(reader, raw)
-                    batch, size, n = [], 0, 0
-        except SnapshotInputError:
-            # the pages read before a break (a truncated dump) are imported before the error is raised
-            if n:
-                yield ((src.name, batch) if batch else None), _xml_mark(reader, last)
-            raise
-        if n:
-            yield ((src.name, batch) if batch else None), _xml_mark(reader, last)
+        for span in spans:
+            if span[0] < done["next"]:
+                continue
+            if span[0] > done["next"] and (done["next"] or done["position"]):
+                raise _Restart(f"{src.path}: its shards changed since its import began")
+            resume = done["position"] if span[0] == done["next"] else None
+            yield _Shard(path, src.name, span, resume, bool(resume) and state["fingerprint"] != fingerprint), span
 
-    def on_result(records, mark):
+    def on_result(result: dict, span: tuple[int, int | None]) -> None:
         nonlocal last_log
+        if result["error"] and result["error"][0] == "mismatch":
+            raise _Restart(result["error"][1])
+        if result["error"] and not result["pages"]:
+            raise SnapshotInputError(result["error"][1])     # nothing read in this shard: nothing to keep
+        chain = done["chain"]
+        if not result["error"]:
+            chain = hashlib.sha256(f"{chain}:{span[0]}:{result['position'] and result['position']['digest']}"
+                                   .encode()).hexdigest()
+        done.update({"next": span[1] if span[1] is not None and not result["error"] else span[0],
+                     "position": result["position"] if result["error"] else None, "chain": chain,
+                     "pages": done["pages"] + result["pages"], "xml_bytes": done["xml_bytes"] + result["xml_bytes"]})
+        if span[1] is None and not result["error"]:
+            done["next"] = size
         with stage.savepoint():
-            stage.apply(records, src.name, counts)
+            stage.apply(result["records"], src.name, counts)
             stage.set_source_state(idx, {"name": src.name, "kind": src.kind, "done": False, "counts": counts,
-                                         "position": mark, "fingerprint": fingerprint})
-        stage.commit_now_and_then()
+                                         "plan": plan, "done_through": done, "fingerprint": fingerprint})
+        stage.commit()                    # one transaction a shard: a kill loses only the shards in flight
+        total["xml_bytes"] += result["xml_bytes"]
+        total["pages"] += result["pages"]
         now = time.monotonic()
-        if now - last_log >= _LOG_SECONDS:
+        if progress is not None:
+            progress({"phase": "import", "source": src.name, "done": done["next"], "total": size,
+                      "xml_bytes": total["xml_bytes"], "pages": total["pages"], "articles": counts["pages"],
+                      "seconds": now - started})
+        elif now - last_log >= _LOG_SECONDS:
             last_log = now
-            mb = (mark["offset"] - first_offset) / 1e6
-            log(f"  page {mark['pages']}: {counts['pages']} articles, {mark['offset'] / 1e6:.0f} MB of XML "
-                f"({mb / (now - started):.1f} MB/s)")
+            log(f"  page {done['pages']}: {counts['pages']} articles, {done['xml_bytes'] / 1e6:.0f} MB of XML "
+                f"({total['xml_bytes'] / 1e6 / (now - started):.1f} MB/s)")
+        if result["error"]:
+            raise SnapshotInputError(result["error"][1])
 
     try:
-        _run_ordered(pool, _XML_JOB, tasks(), on_result)
+        _run_ordered(pool, _SHARD_JOB, tasks(), on_result)
     except ResumeMismatch as exc:
         raise _Restart(str(exc)) from exc
 
 
-def _xml_mark(reader: XmlDumpReader, raw: RawPage) -> dict:
-    return XmlPosition(offset=raw.end, pages=raw.index, digest=raw.digest, stream=reader.locate(raw.end)).to_dict()
+def _verify_prefix(pool, src: Source, spans: Iterator[tuple], done: dict) -> Iterator[tuple]:
+    """Check that the shards imported before are the same bytes (their digests, read again on the
+    workers); the spans left to import follow. Raises ``_Restart`` when they differ."""
+    spans = iter(spans)
+    todo: list[tuple] = []
+    chain = ""
+
+    def before():
+        for span in spans:
+            if span[0] >= done["next"]:
+                todo.append(span)
+                return
+            yield _Shard(str(src.path), src.name, span, parse=False), span
+
+    def on_result(result, span):
+        nonlocal chain
+        if result["error"]:
+            raise _Restart(f"{src.path}: {result['error'][1]}")
+        chain = hashlib.sha256(f"{chain}:{span[0]}:{result['position'] and result['position']['digest']}"
+                               .encode()).hexdigest()
+
+    _run_ordered(pool, _SHARD_JOB, before(), on_result)
+    if chain != done["chain"]:
+        raise _Restart(f"{src.path}: its first {done['next']} bytes differ from the ones imported before "
+                       "(the file was replaced)")
+    yield from todo
+    yield from spans
 
 
 def _import_zim(stage: _Staging, idx: int, src: Source, state: dict | None, fingerprint: list, counts: dict,
-                pool: _Pool | None) -> None:
+                pool, progress: Callable | None) -> None:
     if state and state["fingerprint"] != fingerprint:
         raise _Restart(f"{src.path} changed since its import began")
     count = ZimReader(src.path).count
@@ -609,6 +772,7 @@ def _import_zim(stage: _Staging, idx: int, src: Source, state: dict | None, fing
     path = str(src.path)
     tasks = (((path, src.name, i, min(i + _ZIM_TASK_ENTRIES, count)), {"index": min(i + _ZIM_TASK_ENTRIES, count)})
              for i in range(first, count, _ZIM_TASK_ENTRIES))
+    started = time.monotonic()
 
     def on_result(records, mark):
         with stage.savepoint():
@@ -616,11 +780,15 @@ def _import_zim(stage: _Staging, idx: int, src: Source, state: dict | None, fing
             stage.set_source_state(idx, {"name": src.name, "kind": src.kind, "done": False, "counts": counts,
                                          "position": mark, "fingerprint": fingerprint})
         stage.commit_now_and_then()
+        if progress is not None:
+            progress({"phase": "import", "source": src.name, "done": mark["index"], "total": count, "unit": "entries",
+                      "pages": mark["index"] - first, "articles": counts["pages"],
+                      "seconds": time.monotonic() - started})
 
     try:
         _run_ordered(pool, _ZIM_JOB, tasks, on_result)
     finally:
-        _ZIM_READERS.pop(path, None)
+        _ZIM_READERS.__dict__.get("readers", {}).pop(path, None)
 
 
 # ---- the snapshot --------------------------------------------------------------------------------
@@ -688,15 +856,23 @@ class _Finisher:
         return out
 
 
-_FINISHERS: dict[str, _Finisher] = {}
+_FINISHERS = threading.local()     # per thread, one at a time: the finisher of the build named by its token
 
 
-def _finish_task(payload: tuple[str, str, str]) -> list[tuple]:
-    path, first, last = payload
-    finisher = _FINISHERS.get(path)
-    if finisher is None:
-        finisher = _FINISHERS[path] = _Finisher(path)
-    return finisher.pages(first, last)
+def _finish_task(payload: tuple[str, str, str, str]) -> list[tuple]:
+    path, token, first, last = payload
+    held = _FINISHERS.__dict__.get("held")
+    if held is None or held[0] != token:     # a Dask worker outlives builds: never a stale staging file
+        if held is not None:
+            held[1].db.close()
+        held = _FINISHERS.held = (token, _Finisher(path))
+    return held[1].pages(first, last)
+
+
+def _drop_finisher() -> None:
+    held = _FINISHERS.__dict__.pop("held", None)
+    if held is not None:
+        held[1].db.close()
 
 
 _FINISH_JOB = _Job(_finish_task)
@@ -746,20 +922,20 @@ def _resolve_redirects(db: sqlite3.Connection) -> tuple[int, int, int]:
 
 
 
-def _title_ranges(db: sqlite3.Connection, path: Path) -> Iterator[tuple]:
+def _title_ranges(db: sqlite3.Connection, path: Path, token: str) -> Iterator[tuple]:
     """Tasks of the final pass: consecutive runs of staged titles, in title order."""
     titles: list[str] = []
     for (title,) in db.execute("SELECT title FROM staged ORDER BY title"):
         titles.append(title)
         if len(titles) >= _FINISH_TASK_PAGES:
-            yield (str(path), titles[0], titles[-1]), None
+            yield (str(path), token, titles[0], titles[-1]), len(titles)
             titles = []
     if titles:
-        yield (str(path), titles[0], titles[-1]), None
+        yield (str(path), token, titles[0], titles[-1]), len(titles)
 
 
-def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: list[str], pool: _Pool | None,
-                    language: str, log) -> tuple[dict, BuildReport]:
+def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: list[str], pool,
+                    language: str, log, progress: Callable | None = None) -> tuple[dict, BuildReport]:
     """The snapshot files in ``tmp`` from a finished import: pages in title order, redirects, FTS index."""
     report = stage.report(ignored)
     source_rows = []
@@ -770,7 +946,9 @@ def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: 
     stored, report.redirects_dropped, report.redirects_shadowed = _resolve_redirects(stage.db)
     stage.db.execute("COMMIT")
     stage.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    log(f"writing {stage.db.execute('SELECT count(*) FROM staged').fetchone()[0]} pages")
+    staged = stage.db.execute('SELECT count(*) FROM staged').fetchone()[0]
+    log(f"writing {staged} pages")
+    started = time.monotonic()
 
     db_path = tmp / PAGES_DB
     db = sqlite3.connect(db_path, isolation_level=None)
@@ -783,6 +961,9 @@ def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: 
     languages: dict[str, int] = {}
 
     def on_result(rows, _mark):
+        if progress is not None:
+            progress({"phase": "finish", "done": counts["pages"] + len(rows), "total": staged,
+                      "seconds": time.monotonic() - started})
         for (title, data, description, lead, infobox_text, page_language, applied, has_infobox, has_coords,
              sections, links, inside, categories) in rows:
             page_id = counts["pages"] + 1
@@ -804,11 +985,10 @@ def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: 
 
     db.execute("BEGIN")
     try:
-        _run_ordered(pool, _FINISH_JOB, _title_ranges(stage.db, stage.path), on_result)
+        token = f"{os.getpid()}-{time.time_ns()}"
+        _run_ordered(pool, _FINISH_JOB, _title_ranges(stage.db, stage.path, token), on_result)
     finally:
-        finisher = _FINISHERS.pop(str(stage.path), None)
-        if finisher is not None:
-            finisher.db.close()
+        _drop_finisher()
     for alias, target in stage.db.execute("SELECT alias, target FROM ends WHERE stored = 1 ORDER BY alias"):
         content_hash.update(canonical_json([alias, target]).encode("utf-8") + b"\n")
         db.execute("INSERT INTO redirects (alias, target) VALUES (?, ?)", (alias, target))
@@ -842,15 +1022,21 @@ def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: 
 
 def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
                    log: Callable[[str], None] | None = None, language: str = "en", *,
-                   workers: int | None = None, resume: bool = False) -> BuildResult:
+                   workers: int | None = None, resume: bool = False, dask_address: str | None = None,
+                   dask_workers: int | None = None, progress: Callable[[dict], None] | None = None,
+                   shard_bytes: int = 0) -> BuildResult:
     """Import ``paths`` and write the snapshot directory ``out`` (replaced only on success);
     ``language`` is the snapshot's: pages identified as another are kept but marked.
 
-    ``workers`` processes parse pages (default: every core, or none for inputs under 1 MB); the
-    snapshot is the same whatever their number. With ``resume``, the import is staged in
-    ``.<out>.staging`` beside ``out`` and kept when the build fails (a truncated dump, Ctrl-C):
-    the same build run again continues after the last committed page. Without it a failed
-    build leaves nothing behind.
+    ``workers`` processes parse pages (default: every core, or none for inputs under 1 MB); or the
+    workers of the Dask cluster at ``dask_address``, or of a local Dask cluster of ``dask_workers``
+    processes. The snapshot is the same bytes whatever the workers. A dump is cut into shards of
+    about ``shard_bytes`` of XML (default: see ``_shard_bytes``) that each worker reads, decompresses
+    and parses itself. ``progress`` is called with a dict after every shard (see ``_import_xml``)
+    and every final-pass task. With ``resume``, the import is staged in ``.<out>.staging`` beside
+    ``out`` and kept when the build fails (a truncated dump, Ctrl-C, a killed process): the same
+    build run again continues after the last committed shard (or page, after a broken input).
+    Without it a failed build leaves nothing behind.
     """
     log = log or (lambda msg: None)
     out = Path(out)
@@ -862,25 +1048,28 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
         shutil.rmtree(tmp)
     tmp.mkdir()
     staging_dir = out.parent / f".{out.name}.staging" if resume else tmp / "staging"
-    size = _worker_count(workers, sources)
-    pool = _Pool(size) if size > 1 else None
+    if dask_address or dask_workers:
+        pool = _DaskPool(dask_address, dask_workers)
+    else:
+        size = _worker_count(workers, sources)
+        pool = _Pool(size) if size > 1 else None
     done = False
     try:
         with _staging(staging_dir, sources, resume, log) as stage:
             try:
                 try:
-                    _import_all(stage, sources, pool, log)
+                    _import_all(stage, sources, pool, log, progress, shard_bytes)
                 except _Restart as exc:
                     log(f"{exc}: the staged import cannot be continued, starting over")
                     stage.reset(stage.meta("key"))
-                    _import_all(stage, sources, pool, log)
+                    _import_all(stage, sources, pool, log, progress, shard_bytes)
             except SnapshotInputError as exc:
                 staged = stage.staged_pages()
                 if resume and staged:
                     raise SnapshotInputError(f"{exc} ({staged} pages imported before the error are kept in "
                                              f"{staging_dir}: run the same build again to resume)") from exc
                 raise
-            manifest, report = _write_snapshot(tmp, stage, sources, ignored, pool, language, log)
+            manifest, report = _write_snapshot(tmp, stage, sources, ignored, pool, language, log, progress)
         shutil.rmtree(tmp / "staging", ignore_errors=True)
         _replace_dir(tmp, out)
         done = True

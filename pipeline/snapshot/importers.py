@@ -103,23 +103,31 @@ def _local(tag: str) -> str:
 
 
 class _DumpStream:
-    """Decompressed bytes of a ``.xml`` or ``.xml.bz2`` file, block by block.
+    """Decompressed bytes of a ``.xml`` or ``.xml.bz2`` file, block by block, from a span's origin.
 
     bz2 streams are decoded one after another (multistream dumps hold one per ~100 pages); the
     start of each, (compressed offset, decompressed offset), is kept so that a resumed read can
     seek to the stream holding a given decompressed offset instead of decoding from the start.
+    Decompressed offsets count from the span's origin (a bz2 stream start, or any byte of a plain
+    file); ``stop`` is the compressed offset where the span ends: ``stop_pos`` becomes its
+    decompressed offset once known (at once for a plain file, when the stream starting there is
+    reached for bz2).
     """
 
-    def __init__(self, path: Path, locator: tuple[int, int] = (0, 0)):
+    def __init__(self, path: Path, locator: tuple[int, int] = (0, 0), origin: int = 0, stop: int | None = None):
         self.path = path
         self.file = open(path, "rb")  # noqa: SIM115 - kept open across read() calls, closed by close()
         self.is_bz2 = self.file.read(3) == b"BZh"
-        comp, decomp = locator if self.is_bz2 else (locator[1], locator[1])
+        comp, decomp = locator if self.is_bz2 else (origin + locator[1], locator[1])
         self.file.seek(comp)
         self.pos = decomp                    # decompressed offset of the next byte read() returns
         self.fed = comp                      # compressed bytes consumed from the file
         self.streams: list[tuple[int, int]] = [(comp, decomp)]
         self.decomp = bz2.BZ2Decompressor() if self.is_bz2 else None
+        self.stop = stop
+        self.stop_pos = (stop - origin) if (stop is not None and not self.is_bz2) else None
+        if self.is_bz2 and stop is not None and comp == stop:
+            self.stop_pos = decomp
 
     def close(self) -> None:
         self.file.close()
@@ -138,7 +146,14 @@ class _DumpStream:
                     self.fed += len(rest)
                 if not rest:
                     return b""
-                self.streams.append((self.fed - len(rest), self.pos))
+                start = self.fed - len(rest)
+                self.streams.append((start, self.pos))
+                if self.stop is not None and self.stop_pos is None:
+                    if start == self.stop:
+                        self.stop_pos = self.pos
+                    elif start > self.stop:
+                        raise OSError(f"no bz2 stream starts at byte {self.stop} (a stream runs from before it "
+                                      f"to byte {start})")
                 self.decomp = bz2.BZ2Decompressor()
                 try:
                     out = self.decomp.decompress(rest, _READ_BLOCK)
@@ -199,6 +214,13 @@ class ResumeMismatch(SnapshotInputError):
 class XmlDumpReader:
     """Iterate the ``<page>`` chunks of a MediaWiki dump, in order, in bounded memory.
 
+    ``span`` = (origin, stop) reads one shard of the dump: the pages whose ``<page>`` starts at or
+    after the compressed offset ``origin`` (a bz2 stream start, or any byte of a plain file) and
+    before ``stop`` (the same kind of offset; None: the end of the file), reading on past ``stop``
+    only to finish the last of them. Offsets, page numbers and digests then count from ``origin``;
+    only the shard at the file's start checks the ``<mediawiki>`` header, only the one reaching the
+    end checks ``</mediawiki>``. The shards of a dump give, together, its pages exactly once.
+
     Each chunk carries a digest chained over the dump's bytes up to its end (a running SHA-256,
     finished at every page end, so it depends on content only). A resume point (``start``) is
     continued by seeking to it (the bz2 stream holding it) when the file is unchanged, or with
@@ -209,8 +231,9 @@ class XmlDumpReader:
     """
 
     def __init__(self, path: Path, start: XmlPosition | None = None, verify: bool = False,
-                 max_page_bytes: int = MAX_PAGE_BYTES):
+                 max_page_bytes: int = MAX_PAGE_BYTES, span: tuple[int, int | None] = (0, None)):
         self.path = path
+        self.origin, self.stop = span
         self.max_page_bytes = max_page_bytes
         self.start = start or XmlPosition()
         self.verify = verify and self.start.offset > 0
@@ -224,7 +247,7 @@ class XmlDumpReader:
 
     def _open(self, locator: tuple[int, int]) -> None:
         try:
-            self.stream = _DumpStream(self.path, locator)
+            self.stream = _DumpStream(self.path, locator, self.origin, self.stop)
         except OSError as exc:
             raise SnapshotInputError(f"{self.path}: cannot open: {exc}") from exc
 
@@ -232,8 +255,11 @@ class XmlDumpReader:
         try:
             return self.stream.read()
         except (EOFError, OSError) as exc:  # truncated or corrupt bz2 stream
-            raise SnapshotInputError(f"{self.path}: broken compressed stream after page {self.pages} "
+            raise SnapshotInputError(f"{self.path}: broken compressed stream after page {self.pages}{self._where()} "
                                      f"(byte {self.stream.pos}): {exc}: truncated?") from exc
+
+    def _where(self) -> str:
+        return f" of the shard from byte {self.origin}" if self.origin else ""
 
     def __iter__(self) -> Iterator[RawPage]:
         try:
@@ -258,8 +284,8 @@ class XmlDumpReader:
             del buf[:skip]
             yield from self._scan(buf, start.offset)
             return
-        self._open((0, 0))
-        pages = self._scan(self._header(), 0)
+        self._open((self.origin, 0))
+        pages = self._scan(self._header() if self.origin == 0 else bytearray(), 0)
         if start.offset:
             try:
                 for raw in pages:
@@ -287,6 +313,9 @@ class XmlDumpReader:
         while True:
             m = _PAGE_START.search(buf)
             while m is None and not eof:
+                stop = self.stream.stop_pos
+                if stop is not None and base + len(buf) - 16 >= stop:
+                    return                   # the span's end: no page of it starts later
                 closed = closed or b"</mediawiki>" in buf
                 keep = max(len(buf) - 16, 0)
                 base += self._drop(buf, keep)
@@ -296,13 +325,16 @@ class XmlDumpReader:
                 m = _PAGE_START.search(buf)
             if m is None:
                 break
+            stop = self.stream.stop_pos
+            if stop is not None and base + m.start() >= stop:
+                return                       # the next shard's page
             closed = False
             begin = m.start()
             end, dropped = self._page_end(buf, begin)
             while end is None:
                 if eof:
                     raise SnapshotInputError(
-                        f"{self.path}: not valid XML: the dump ends inside page {self.pages + 1} "
+                        f"{self.path}: not valid XML: the dump ends inside page {self.pages + 1}{self._where()} "
                         f"({guess_title(bytes(buf[begin:begin + 8192]))!r}, byte {base + begin}): truncated?")
                 block = self._read()
                 eof = not block
@@ -319,7 +351,7 @@ class XmlDumpReader:
             self._hash = hashlib.sha256(self.digest.encode("ascii"))
             yield RawPage(index=self.pages, end=base, digest=self.digest, data=data)
         if not closed and b"</mediawiki>" not in buf:
-            raise SnapshotInputError(f"{self.path}: not valid XML: the dump ends after page {self.pages} "
+            raise SnapshotInputError(f"{self.path}: not valid XML: the dump ends after page {self.pages}{self._where()} "
                                      f"(byte {base + len(buf)}) without </mediawiki>: truncated?")
 
     def _drop(self, buf: bytearray, n: int) -> int:
@@ -390,6 +422,101 @@ class XmlDumpReader:
         if _local(root.tag) != "mediawiki":
             raise SnapshotInputError(f"{self.path}: not a MediaWiki XML dump (root element <{_local(root.tag)}>)")
         return buf
+
+
+# ---- shards of a dump --------------------------------------------------------------------------
+#
+# A dump is cut into shards that workers read on their own (``XmlDumpReader(span=...)``): a plain
+# file at fixed byte offsets; a bz2 file at bz2 stream starts, which Wikimedia's multistream dumps
+# list in their companion index (``*-multistream-index.txt.bz2``: ``offset:page_id:title`` a line,
+# one stream per 100 pages) and which are otherwise found by their magic bytes. Shards are grouped
+# from the file's start, so the shards of a file's first part are the same whatever follows it.
+
+_BZ2_STREAM_MAGIC = re.compile(rb"BZh[1-9]\x31\x41\x59\x26\x53\x59")   # stream header + first block header
+_SCAN_BLOCK = 8 << 20
+
+
+def multistream_index(path: Path) -> Path | None:
+    """The companion index of a multistream dump (``x-multistream.xml.bz2`` ->
+    ``x-multistream-index.txt.bz2``, or ``x.xml.bz2`` -> ``x-index.txt.bz2``), when it is there."""
+    name = path.name
+    if not name.lower().endswith(".xml.bz2"):
+        return None
+    stem = name[: -len(".xml.bz2")]
+    for candidate in (stem + "-index.txt.bz2", stem + "-index.txt"):
+        p = path.with_name(candidate)
+        if p.is_file():
+            return p
+    return None
+
+
+def index_offsets(index: Path) -> Iterator[int]:
+    """The distinct stream offsets of a multistream index, in increasing order (streamed)."""
+    opener = bz2.open if index.name.lower().endswith(".bz2") else open
+    last = -1
+    try:
+        with opener(index, "rt", encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                head = line.split(":", 1)[0]
+                if not head.strip():
+                    continue
+                try:
+                    offset = int(head)
+                except ValueError:
+                    raise SnapshotInputError(f"{index}: line {n} is not offset:page_id:title") from None
+                if offset < last:
+                    raise SnapshotInputError(f"{index}: offsets out of order at line {n}")
+                if offset != last:
+                    last = offset
+                    yield offset
+    except (EOFError, OSError) as exc:
+        raise SnapshotInputError(f"{index}: broken multistream index: {exc}") from exc
+
+
+def scan_bz2_streams(path: Path) -> Iterator[int]:
+    """Offsets where a bz2 stream (with at least one block) seems to start, by its magic bytes.
+    A reader started at such an offset checks it: a stream that is not one fails to decompress."""
+    overlap = 9
+    with open(path, "rb") as f:
+        pos = 0
+        tail = b""
+        while True:
+            block = f.read(_SCAN_BLOCK)
+            if not block:
+                return
+            data = tail + block
+            base = pos - len(tail)
+            for m in _BZ2_STREAM_MAGIC.finditer(data):   # the 9 bytes kept hold no whole magic: none twice
+                yield base + m.start()
+            pos += len(block)
+            tail = data[-overlap:]
+
+
+def dump_spans(path: Path, shard_bytes: int) -> Iterator[tuple[int, int | None]]:
+    """The shards of a dump as (origin, stop) compressed offsets, in file order (stop None: to the end).
+
+    A plain file: every ``shard_bytes``. A bz2 file: runs of whole streams, a shard ending at the
+    first stream that starts ``shard_bytes // 4`` bytes (bz2 keeps about a quarter of a dump's XML)
+    or more after its origin; streams are those of the multistream index when there is one."""
+    with open(path, "rb") as f:
+        is_bz2 = f.read(3) == b"BZh"
+    size = path.stat().st_size
+    if not is_bz2:
+        step = max(1, shard_bytes)
+        for origin in range(0, max(size, 1), step):
+            yield origin, (origin + step if origin + step < size else None)
+        return
+    step = max(1, shard_bytes // 4)
+    index = multistream_index(path)
+    starts = index_offsets(index) if index is not None else scan_bz2_streams(path)
+    origin = 0
+    for offset in starts:
+        if offset >= size:
+            raise SnapshotInputError(f"{index or path}: a stream offset ({offset}) lies past the end of {path.name}")
+        if offset - origin >= step:
+            yield origin, offset
+            origin = offset
+    yield origin, None
 
 
 def guess_title(data: bytes) -> str:
