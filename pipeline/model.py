@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.cache import canonical_json
+from pipeline.usage import UserError
 
 # Stop kinds (our names) and the public AAR stop_type each exports to.
 ROUTE_INFO, ROADBLOCK, DETOUR, MERGE, FINISH_LINE = "route_info", "roadblock", "detour", "merge", "finish_line"
@@ -315,7 +316,7 @@ class Leg:
         return cls.from_dict(json.loads(text))
 
 
-class LegFormatError(ValueError):
+class LegFormatError(UserError, ValueError):
     """A leg's JSON does not fit this version's data model."""
 
 

@@ -158,7 +158,7 @@ def test_card_front_matter_lists_every_config_and_the_datasheet_counts_provenanc
     assert sorted(names) == sorted(p.name for p in repo.iterdir() if p.is_dir())
     for c in data["configs"]:
         (entry,) = c["data_files"]
-        assert entry["split"] == "test"
+        assert entry["split"] == ("train" if c["config_name"] == "trajectories" else "test")   # training data
         shards = sorted(repo.glob(entry["path"]))
         assert shards and all(s.parent.name == c["config_name"] for s in shards)
     info = {i["config_name"]: i for i in data["dataset_info"]}

@@ -1,9 +1,11 @@
-"""Golden trajectories for training: the ``trajectories`` config (OpenAI chat rows) and ATIF.
+"""Golden trajectories for training: the ``trajectories`` config (chat-template rows, split ``train``),
+OpenAI's fine-tuning lines, and ATIF.
 
 Inputs made once per module: a small generated run of easy legs (2 linear, 1 DAG), math tasks and ATP
 tasks. The rows are read back with ``datasets`` from the files the CLI and the publisher write, and
 every tool call in them is checked against ``python -m pipeline.tools list`` and replayed through the
-offline backends of the tool registry (no cache): the responses must come back byte for byte.
+offline backends of the tool registry (no cache): the responses must come back byte for byte. Every
+row renders with the Qwen2.5, Qwen3 and Llama 3.1 chat templates (``tests/chat_templates.py``).
 """
 from __future__ import annotations
 
@@ -23,10 +25,11 @@ from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.export import load_legs
 from pipeline.export.harbor_schema import trajectory_problems
 from pipeline.export.hub import assemble, unverified, write_release
-from pipeline.export.trajectories import TRAJECTORY_SCHEMA, atif_trajectory
+from pipeline.export.trajectories import SPLIT, TRAJECTORY_SCHEMA, atif_trajectory
 from pipeline.stages.base import StageContext
 from pipeline.tasks.common import read_task_rows
 from pipeline.tools.registry import Toolbox
+from tests.chat_templates import NAMES, null_keys, template_problems
 
 
 @dataclass
@@ -95,18 +98,38 @@ def test_cli_writes_one_row_per_leg_and_task(inputs, exported, tmp_path):
     assert f"{len(legs) + len(tasks)} trajectories (" in stdout and f"legs {len(legs)}" in stdout
     if n_unverified:
         assert f"atp (unverified) {n_unverified}" in stdout
-    assert pq.read_schema(next((out / "trajectories").glob("*.parquet"))).names == TRAJECTORY_SCHEMA.names
+    [shard] = (out / "trajectories").glob("*.parquet")
+    assert shard.name.startswith(f"{SPLIT}-") and SPLIT == "train"
+    assert pq.read_schema(shard).names == TRAJECTORY_SCHEMA.names
     parquet = load(str(out / "trajectories" / "*.parquet"), "parquet", tmp_path / "hf")
-    jsonl = load(str(out / "trajectories.jsonl"), "json", tmp_path / "hf")
-    assert parquet.num_rows == jsonl.num_rows == len(legs) + len(tasks)
+    assert parquet.num_rows == len(legs) + len(tasks)
     rows = parquet.to_list()
     assert [r["trajectory_id"] for r in rows] == sorted(r["trajectory_id"] for r in rows)
     assert {r["trajectory_id"] for r in rows} == {f"leg/{k}" for k in legs} | {f"task/{k}" for k in tasks}
-    by_id = {r["trajectory_id"]: r for r in jsonl.to_list()}
-    for r in rows:    # the JSON lines say the same
-        j = by_id[r["trajectory_id"]]
-        assert [m["content"] for m in j["messages"]] == [m["content"] for m in r["messages"]]
-        assert j["metadata"] == r["metadata"] and j["tools"] == r["tools"]
+    # the JSON lines: OpenAI's fine-tuning form of the same chats, in the same order
+    lines = [json.loads(line) for line in (out / "trajectories.openai.jsonl").read_text().splitlines()]
+    assert len(lines) == len(rows)
+    for r, line in zip(rows, lines):
+        assert set(line) == {"messages", "tools", "parallel_tool_calls"} and line["tools"] == r["tools"]
+        assert [m["role"] for m in line["messages"]] == [m["role"] for m in r["messages"]]
+        assert [m.get("content") for m in line["messages"]] == [m.get("content") for m in r["messages"]]
+        for m, o in zip(r["messages"], line["messages"]):
+            for c, oc in zip(m.get("tool_calls", []), o.get("tool_calls", [])):
+                assert json.loads(oc["function"]["arguments"]) == c["function"]["arguments"]
+                assert isinstance(oc["function"]["arguments"], str)
+            assert "name" not in o or o["role"] != "tool"
+        assert null_keys(line["messages"]) == []
+
+
+@pytest.mark.parametrize("template", NAMES)
+def test_every_exported_row_renders_with_the_chat_template(exported, tmp_path, template):
+    """Legs, math and ATP rows, read back with ``datasets``: no error, no null key, arguments and tool
+    schemas shown to the model as objects (tests/chat_templates.py)."""
+    out, _ = exported
+    rows = load(str(out / "trajectories" / "*.parquet"), "parquet", tmp_path / "hf").to_list()
+    assert {r["metadata"]["family"] for r in rows} >= {"legs", "math"}
+    for row in rows:        # an ATP row (a proof, no calls) has no tools: rendered without a tool preamble
+        assert template_problems(template, row["messages"], row["tools"]) == [], row["trajectory_id"]
 
 
 def test_rows_are_openai_chats_whose_calls_name_registry_tools_with_valid_arguments(inputs, exported, registry_tools,
@@ -118,14 +141,16 @@ def test_rows_are_openai_chats_whose_calls_name_registry_tools_with_valid_argume
     for row in load(str(out / "trajectories" / "*.parquet"), "parquet", tmp_path / "hf").to_list():
         msgs, meta = row["messages"], row["metadata"]
         assert [m["role"] for m in msgs[:2]] == ["system", "user"] and msgs[0]["content"] and msgs[1]["content"]
-        assert msgs[-1]["role"] == "assistant" and not msgs[-1]["tool_calls"] and msgs[-1]["content"]
+        assert msgs[-1]["role"] == "assistant" and "tool_calls" not in msgs[-1] and msgs[-1]["content"]
+        assert null_keys(msgs) == []
         calls, used = [], []
         for i, m in enumerate(msgs[2:-1], 2):
             if m["role"] == "assistant":
                 (call,) = m["tool_calls"]
-                assert m["content"] is None and call["type"] == "function" and call["id"]
+                assert "content" not in m and call["type"] == "function" and call["id"]
                 assert call["function"]["name"] in registry_tools, call["function"]["name"]
-                args = json.loads(call["function"]["arguments"])
+                args = call["function"]["arguments"]
+                assert isinstance(args, dict)
                 jsonschema.Draft202012Validator(
                     registry_tools[call["function"]["name"]]["function"]["parameters"]).validate(args)
                 answer = msgs[i + 1]
@@ -135,8 +160,8 @@ def test_rows_are_openai_chats_whose_calls_name_registry_tools_with_valid_argume
                 used.append(call["function"]["name"])
             else:
                 assert m["role"] == "tool"
-        assert len({c["tool_calls"][0]["id"] for c in msgs if c["tool_calls"]}) == len(calls)
-        tools = json.loads(row["tools"])
+        assert len({c["tool_calls"][0]["id"] for c in msgs if c.get("tool_calls")}) == len(calls)
+        tools = row["tools"]
         assert [t["function"]["name"] for t in tools] == [n for n in registry_tools if n in used]
         assert all(t == registry_tools[t["function"]["name"]] for t in tools)
         assert meta["n_tool_calls"] == len(calls) and meta["n_messages"] == len(msgs)
@@ -172,8 +197,8 @@ def test_replaying_every_call_through_the_registry_gives_the_responses_byte_for_
     for row in load(str(out / "trajectories" / "*.parquet"), "parquet", tmp_path / "hf").to_list():
         msgs = row["messages"]
         for i, m in enumerate(msgs):
-            for call in m["tool_calls"] or []:
-                got = offline.call(call["function"]["name"], json.loads(call["function"]["arguments"]))
+            for call in m.get("tool_calls", []):
+                got = offline.call(call["function"]["name"], call["function"]["arguments"])
                 assert got.response_json == msgs[i + 1]["content"], (row["trajectory_id"], call)
                 n += 1
     assert n > 10
@@ -219,10 +244,14 @@ def test_a_release_carries_the_trajectories_config(inputs, tmp_path, monkeypatch
     repo = tmp_path / "repo"
     write_release(assemble("legwork/test", inputs.runs, [inputs.tasks]), repo, PROJECT_ROOT / "templates")
     legs, tasks = expected_items(inputs)
-    ds = datasets.load_dataset(str(repo), "trajectories", split="test", cache_dir=str(tmp_path / "hf"))
+    ds = datasets.load_dataset(str(repo), "trajectories", split="train", cache_dir=str(tmp_path / "hf"))
     assert ds.num_rows == len(legs) + len(tasks)
+    assert all(template_problems("llama3_1", r["messages"], r["tools"]) == [] for r in ds if r["tools"])
     assert {r["metadata"]["source_id"] for r in ds} == set(legs) | set(tasks)
     card = DatasetCard.load(repo / "README.md")
     info = {i["config_name"]: i for i in card.data.to_dict()["dataset_info"]}
     assert [f["name"] for f in info["trajectories"]["features"]] == TRAJECTORY_SCHEMA.names
+    assert [s["name"] for s in info["trajectories"]["splits"]] == ["train"]
+    assert {c["config_name"]: c["data_files"][0]["split"] for c in card.data.to_dict()["configs"]}["trajectories"] \
+        == "train"
     assert "python -m pipeline.export trajectories" in card.text and "tool_calls" in card.text

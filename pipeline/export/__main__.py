@@ -1,5 +1,8 @@
 """``python -m pipeline.export {harbor,aar,trajectories} ...``: write Harbor tasks, AAR JSON, or the
-golden trajectories (OpenAI chat rows for training)."""
+golden trajectories (chat rows for training).
+
+OUT_DIR must be new or empty, or hold an earlier export of the same kind, which is replaced (and said
+so); anything else in it is refused (``pipeline.export.outdir``)."""
 from __future__ import annotations
 
 import argparse
@@ -11,7 +14,20 @@ from pipeline.export import load_legs
 from pipeline.export.aar import write_aar_dir
 from pipeline.export.harbor import IMAGE_NAME, SHARED, export_harbor
 from pipeline.export.hub import ConfigData, read_task_dir, unverified, write_shards
-from pipeline.export.trajectories import CONFIG, TRAJECTORY_SCHEMA, Origin, run_origin, trajectory_rows
+from pipeline.export.outdir import prepare, record
+from pipeline.export.trajectories import (
+    CONFIG,
+    SPLIT,
+    TRAJECTORY_SCHEMA,
+    Origin,
+    openai_finetune_line,
+    run_origin,
+    storage_row,
+    trajectory_rows,
+)
+from pipeline.usage import run_cli
+
+OPENAI_JSONL = f"{CONFIG}.openai.jsonl"     # OpenAI's fine-tuning format, beside the Parquet shards
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,29 +48,37 @@ def main(argv: list[str] | None = None) -> int:
     a_ = sub.add_parser("aar", help="one AAR JSON file per leg")
     a_.add_argument("dataset")
     a_.add_argument("out_dir")
-    t = sub.add_parser("trajectories", help="golden trajectories: OUT/trajectories/*.parquet and OUT/trajectories.jsonl")
+    t = sub.add_parser("trajectories", help=f"golden trajectories: OUT/{CONFIG}/{SPLIT}-*.parquet (chat-template form) "
+                                             f"and OUT/{OPENAI_JSONL} (OpenAI fine-tuning form)")
     t.add_argument("dataset", nargs="*", help="leg datasets (run folders, legs.parquet, releases, AAR JSON)")
     t.add_argument("out_dir")
     t.add_argument("--tasks", action="append", type=Path, default=[], metavar="TASKS_DIR",
                    help="an output directory of 'python -m pipeline.tasks build' (math and ATP rows); repeatable")
     t.add_argument("--include-unverified", action="store_true", help="also ATP rows no prover verified")
     a = ap.parse_args(argv)
-
-    if a.format == "harbor":
-        paths = export_harbor(load_legs(a.dataset), a.out_dir, snapshot_dir=a.snapshot, world_dir=a.world,
-                              wheel=a.wheel, image_name=a.image_name or IMAGE_NAME, origin=run_origin(a.dataset),
-                              agent_allowed_hosts=a.agent_allow_host)
-        image = json.loads((Path(a.out_dir) / SHARED / "image.json").read_text())["image"]
-        print(f"{len(paths)} harbor tasks written to {a.out_dir}, sharing {SHARED}/ (image {image}; "
-              f"build it once with {a.out_dir}/build-image.sh)")
-        return 0
-    if a.format == "aar":
-        paths = write_aar_dir(load_legs(a.dataset), a.out_dir)
-        print(f"{len(paths)} aar legs written to {a.out_dir}")
-        return 0
-
-    if not a.dataset and not a.tasks:
+    if a.format == "trajectories" and not a.dataset and not a.tasks:
         ap.error("trajectories: give at least one leg dataset or --tasks DIR")
+    # read every input before the folder is touched: a bad input leaves an earlier export as it was
+    if a.format in ("harbor", "aar"):
+        legs = load_legs(a.dataset)
+        note = prepare(a.out_dir, a.format)
+        if a.format == "harbor":
+            paths = export_harbor(legs, a.out_dir, snapshot_dir=a.snapshot, world_dir=a.world, wheel=a.wheel,
+                                  image_name=a.image_name or IMAGE_NAME, origin=run_origin(a.dataset),
+                                  agent_allowed_hosts=a.agent_allow_host)
+            image = json.loads((Path(a.out_dir) / SHARED / "image.json").read_text())["image"]
+            done = (f"{len(paths)} harbor tasks written to {a.out_dir}, sharing {SHARED}/ (image {image}; "
+                    f"build it once with {a.out_dir}/build-image.sh)")
+        else:
+            paths = write_aar_dir(legs, a.out_dir)
+            done = f"{len(paths)} aar legs written to {a.out_dir}"
+        record(a.out_dir, a.format)
+        print(done + (f"; {note}" if note else ""))
+        return 0
+    return export_trajectories(a)
+
+
+def export_trajectories(a: argparse.Namespace) -> int:
     legs = [(leg, run_origin(d) if Path(d).exists() else Origin(f"hub:{d}")) for d in a.dataset
             for leg in load_legs(d)]
     tasks, dropped = [], 0
@@ -73,16 +97,20 @@ def main(argv: list[str] | None = None) -> int:
     if dropped:
         left_out["atp (unverified)"] = dropped
     out = Path(a.out_dir)
-    shards = write_shards(ConfigData(CONFIG, "trajectories", TRAJECTORY_SCHEMA, rows), out)
-    with (out / f"{CONFIG}.jsonl").open("w", encoding="utf-8") as fh:
+    note = prepare(out, "trajectories")
+    shards = write_shards(ConfigData(CONFIG, "trajectories", TRAJECTORY_SCHEMA, [storage_row(r) for r in rows],
+                                     split=SPLIT), out)
+    with (out / OPENAI_JSONL).open("w", encoding="utf-8") as fh:
         for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
+            fh.write(json.dumps(openai_finetune_line(r), ensure_ascii=False) + "\n")
+    record(out, "trajectories")
     kinds = {k: sum(r["metadata"]["family"] == k for r in rows) for k in sorted({r["metadata"]["family"] for r in rows})}
     print(f"{len(rows)} trajectories ({', '.join(f'{k} {n}' for k, n in kinds.items()) or 'none'}) written to "
-          f"{out / CONFIG} ({len(shards)} shard(s)) and {out / (CONFIG + '.jsonl')}"
-          + (f"; left out: {', '.join(f'{k} {n}' for k, n in sorted(left_out.items()))}" if left_out else ""))
+          f"{out / CONFIG} ({len(shards)} shard(s), split {SPLIT}) and {out / OPENAI_JSONL}"
+          + (f"; left out: {', '.join(f'{k} {n}' for k, n in sorted(left_out.items()))}" if left_out else "")
+          + (f"; {note}" if note else ""))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m pipeline.export"))

@@ -33,15 +33,17 @@ from pipeline.cache import canonical_json, file_sha256
 from pipeline.config import PROJECT_ROOT
 from pipeline.export import load_legs
 from pipeline.export.trajectories import CONFIG as TRAJECTORY_CONFIG
-from pipeline.export.trajectories import TRAJECTORY_SCHEMA, Origin, trajectory_rows
+from pipeline.export.trajectories import SPLIT as TRAJECTORY_SPLIT
+from pipeline.export.trajectories import TRAJECTORY_SCHEMA, Origin, storage_row, trajectory_rows
 from pipeline.model import LEVELS, Leg, leg_summary
 from pipeline.report.stats import blind_races, world_spread
 from pipeline.tasks.common import TASK_SCHEMA
 from pipeline.tasks.math.dataset import DERIVED_SCHEMA
+from pipeline.usage import UserError
 
 SHARD_ROWS = 500            # rows per Parquet shard (the hub viewer and partial downloads like small files)
 ROW_GROUP_ROWS = 100        # rows per row group inside a shard
-SPLIT = "test"              # every config is an evaluation set
+SPLIT = "test"              # every config is an evaluation set but ``trajectories`` (training data: ``train``)
 LICENSE = "cc-by-sa-4.0"    # leg text comes from Wikipedia (CC BY-SA); the share-alike licence covers all
 RELEASE_FORMAT = 1
 TEMPLATE = "dataset_card.md.j2"
@@ -88,7 +90,7 @@ def _task_schemas() -> tuple[pa.Schema, pa.Schema]:
     return TASK_SCHEMA.append(pa.field("n_tool_calls", pa.int64(), nullable=False)), DERIVED_SCHEMA
 
 
-class ReleaseError(ValueError):
+class ReleaseError(UserError, ValueError):
     """The inputs cannot make one consistent release (missing files, conflicting rows)."""
 
 
@@ -304,7 +306,8 @@ def assemble(repo_id: str, legs_dirs: list[Path], task_dirs: list[Path] = (),
         [(r, Origin(task_origins.get(r["task_id"]))) for c in configs.values() if c.kind == "tasks" for r in c.rows])
     if chats:
         prov = Counter(p for r in chats for p in r["metadata"]["tool_provenance"])
-        configs[TRAJECTORY_CONFIG] = ConfigData(TRAJECTORY_CONFIG, "trajectories", TRAJECTORY_SCHEMA, chats, prov)
+        configs[TRAJECTORY_CONFIG] = ConfigData(TRAJECTORY_CONFIG, "trajectories", TRAJECTORY_SCHEMA,
+                                                [storage_row(r) for r in chats], prov, split=TRAJECTORY_SPLIT)
     if not configs:
         raise ReleaseError("nothing to publish: no legs and no tasks in the inputs")
     return Release(repo_id, configs, runs, task_sets, dict(left_out))
@@ -315,13 +318,29 @@ def shard_name(split: str, index: int, total: int) -> str:
     return f"{split}-{index:05d}-of-{total:05d}.parquet"
 
 
+def _storage_type(t: pa.DataType) -> pa.DataType:
+    if isinstance(t, pa.JsonType):
+        return t.storage_type
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_storage_type(t.value_type)))
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_storage_type(f.type)) for f in t])
+    return t
+
+
+def storage_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with every JSON extension type replaced by its storage (a string of JSON text)."""
+    return pa.schema([f.with_type(_storage_type(f.type)) for f in schema], metadata=schema.metadata)
+
+
 def write_shards(config: ConfigData, root: Path, shard_rows: int = SHARD_ROWS) -> list[Shard]:
     """Write ``config``'s rows as ``<config>/<split>-NNNNN-of-NNNNN.parquet`` with fixed writer options."""
     if shard_rows < 1:
         raise ValueError("shard_rows must be at least 1")
     folder = Path(root) / config.name
     folder.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist(config.rows, schema=config.schema)
+    # JSON columns (``pa.json_()``) are built from their JSON text, then typed
+    table = pa.Table.from_pylist(config.rows, schema=storage_schema(config.schema)).cast(config.schema)
     config.table_bytes = table.nbytes
     total = max(1, -(-table.num_rows // shard_rows))
     shards = []

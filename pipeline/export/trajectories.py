@@ -1,20 +1,31 @@
-"""Golden trajectories for training: one chat per accepted leg or task, in OpenAI form and in ATIF.
+"""Golden trajectories for training: one chat per accepted leg or task, in the form chat templates and
+TRL read, in OpenAI's fine-tuning form, and in ATIF.
 
 A row (``TRAJECTORY_SCHEMA``) is what an agent racing the item would say and see if it followed the
 golden trace exactly:
 
 * ``messages``: the system prompt the racing agents get (``pipeline.agents.environments.LEG_SYSTEM_PROMPT`` for legs, the
   family environment's for tasks), the user turn (seed URL and riddle, or the task prompt), then one
-  assistant turn per traced call (``tool_calls``: id, type ``function``, name, canonical JSON
-  arguments) followed by a ``tool`` turn with the exact traced response (``tool_call_id``), and the
-  final assistant answer (legs: the value of every clue by its number in the riddle, then
-  ``ANSWER: <digit>``, the form race's agents are asked for; math ``ANSWER: <value>``; ATP the
-  golden proof file);
-* ``tools``: canonical JSON list of the OpenAI function schemas (``pipeline.tools.spec``) of the
-  tools the trace calls, in registry order (a JSON string: tool parameter schemas have no fixed
-  Arrow type);
+  assistant turn per traced call (``tool_calls``: id, type ``function``, name, and the ``arguments``
+  as a JSON object) followed by a ``tool`` turn with the exact traced response (``tool_call_id``,
+  ``name``), and the final assistant answer (legs: the value of every clue by its number in the
+  riddle, then ``ANSWER: <digit>``, the form race's agents are asked for; math ``ANSWER: <value>``;
+  ATP the golden proof file). A message holds only the keys it uses (an assistant turn that calls a
+  tool has no ``content``; no turn has a null key), as the chat templates of Qwen2.5, Qwen3 and
+  Llama 3.1 need: Llama 3.1's branches on ``'tool_calls' in message`` and fails on a null one, and
+  Qwen2.5's and Llama 3.1's write ``arguments | tojson``, which would encode a JSON string again;
+* ``tools``: the OpenAI function schemas (``pipeline.tools.spec``) of the tools the trace calls, in
+  registry order, a list of objects (``tokenizer.apply_chat_template(messages, tools=tools)``);
 * ``metadata``: what the row is and where it came from (kind, family, level, variant, passcode,
   counts, the provenance of every tool value, the run digest or task file, the snapshot hash).
+
+Messages and tool schemas have no fixed Arrow type (each tool has its own arguments), so Parquet
+stores each as Arrow's JSON extension type (``pa.json_()``, one JSON document per message), which
+``datasets`` reads as its ``Json`` feature: plain dicts with exactly the keys written.
+
+``openai_finetune_line`` writes the same chat in OpenAI's fine-tuning format, which differs on
+purpose: ``arguments`` is a JSON string there, a tool turn has no ``name``, and a line holds only
+``messages``, ``tools`` and ``parallel_tool_calls``.
 
 Families whose golden actions are not registry tool calls are not written: ``os`` (bash, answer,
 finish in the sandbox) and ``git`` (git commands on a replayed tree) have no traced responses to
@@ -42,19 +53,11 @@ from pipeline.tools.spec import TOOLS, openai_schema
 from pipeline.tools.toollog import ToolLog
 
 CONFIG = "trajectories"
+SPLIT = "train"                                  # training data (the evaluation configs are ``test``)
 TASK_FAMILIES = ("math", "atp")                 # families whose golden actions are registry tool calls
 LEFT_OUT_FAMILIES = {"os": "golden actions are sandbox commands (bash, answer, finish), not registry tools",
                      "git": "golden actions are git commands on a replayed tree, not registry tools"}
 
-_FUNCTION = pa.struct([pa.field("name", pa.string()), pa.field("arguments", pa.string())])
-_TOOL_CALL = pa.struct([pa.field("id", pa.string()), pa.field("type", pa.string()), pa.field("function", _FUNCTION)])
-MESSAGE = pa.struct([
-    pa.field("role", pa.string()),                  # system | user | assistant | tool
-    pa.field("content", pa.string()),               # null on an assistant turn that only calls a tool
-    pa.field("tool_calls", pa.list_(_TOOL_CALL)),   # assistant turns that call a tool
-    pa.field("tool_call_id", pa.string()),          # tool turns: the call they answer
-    pa.field("name", pa.string()),                  # tool turns: the tool's name
-])
 METADATA = pa.struct([
     pa.field("kind", pa.string()),                  # leg | task
     pa.field("source_id", pa.string()),             # leg_id or task_id
@@ -73,8 +76,8 @@ METADATA = pa.struct([
 ])
 TRAJECTORY_SCHEMA = pa.schema([
     pa.field("trajectory_id", pa.string(), nullable=False),
-    pa.field("messages", pa.list_(MESSAGE), nullable=False),
-    pa.field("tools", pa.string(), nullable=False),
+    pa.field("messages", pa.list_(pa.json_()), nullable=False),   # one JSON object per message
+    pa.field("tools", pa.list_(pa.json_()), nullable=False),      # one OpenAI function schema per tool
     pa.field("metadata", METADATA, nullable=False),
 ])
 
@@ -93,20 +96,44 @@ def call_id(n: int) -> str:
 def _tool_turns(calls: Iterable[tuple[str, dict, str]]) -> list[dict]:
     out = []
     for n, (tool, args, response) in enumerate(calls):
-        out.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id(n), "type": "function", "function": {"name": tool, "arguments": canonical_json(args)}}],
-            "tool_call_id": None, "name": None})
-        out.append({"role": "tool", "content": response, "tool_calls": None, "tool_call_id": call_id(n), "name": tool})
+        out.append({"role": "assistant", "tool_calls": [
+            {"id": call_id(n), "type": "function", "function": {"name": tool, "arguments": dict(args)}}]})
+        out.append({"role": "tool", "tool_call_id": call_id(n), "name": tool, "content": response})
     return out
 
 
 def _turn(role: str, content: str) -> dict:
-    return {"role": role, "content": content, "tool_calls": None, "tool_call_id": None, "name": None}
+    return {"role": role, "content": content}
 
 
-def tools_json(names: Iterable[str]) -> str:
+def tool_schemas(names: Iterable[str]) -> list[dict]:
     used = set(names)
-    return canonical_json([openai_schema(n) for n in TOOLS if n in used])
+    return [openai_schema(n) for n in TOOLS if n in used]
+
+
+def _json(obj: Any) -> str:
+    """One JSON document as stored in a ``pa.json_()`` cell: the row's key order, no whitespace."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def storage_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as ``TRAJECTORY_SCHEMA`` stores it: every message and tool schema one JSON document."""
+    return {**row, "messages": [_json(m) for m in row["messages"]], "tools": [_json(t) for t in row["tools"]]}
+
+
+def openai_finetune_line(row: dict[str, Any]) -> dict[str, Any]:
+    """A row in OpenAI's fine-tuning format for chat models: ``arguments`` as JSON text, tool turns
+    without ``name``, and nothing but ``messages``, ``tools`` and ``parallel_tool_calls`` (one call a turn)."""
+    messages = []
+    for m in row["messages"]:
+        if m.get("tool_calls"):
+            m = {**m, "tool_calls": [{**c, "function": {"name": c["function"]["name"],
+                                                        "arguments": canonical_json(c["function"]["arguments"])}}
+                                     for c in m["tool_calls"]]}
+        elif m["role"] == "tool":
+            m = {k: v for k, v in m.items() if k != "name"}
+        messages.append(m)
+    return {"messages": messages, "tools": row["tools"], "parallel_tool_calls": False}
 
 
 def final_answer(leg: Leg) -> str:
@@ -125,7 +152,7 @@ def leg_trajectory(leg: Leg, origin: Origin = Origin()) -> dict[str, Any]:
     messages += _tool_turns((t.tool, t.args, t.response) for t in leg.trace)
     messages.append(_turn("assistant", final_answer(leg)))
     return {"trajectory_id": f"leg/{leg.leg_id}", "messages": messages,
-            "tools": tools_json(t.tool for t in leg.trace),
+            "tools": tool_schemas(t.tool for t in leg.trace),
             "metadata": {"kind": "leg", "source_id": leg.leg_id, "family": "legs", "level": leg.level,
                          "variant": leg.variant, "topic": leg.seed_title, "passcode": str(leg.passcode),
                          "n_stops": len(leg.stops), "n_tool_calls": len(leg.trace), "n_messages": len(messages),
@@ -151,7 +178,7 @@ def task_trajectory(row: dict, origin: Origin = Origin()) -> dict[str, Any]:
     messages += _tool_turns((s.tool, s.args, s.response) for s in trace.steps)
     messages += [_turn("assistant", a[1]) for a in oracle_actions(env) if a[0] == "reply"]
     return {"trajectory_id": f"task/{row['task_id']}", "messages": messages,
-            "tools": tools_json(s.tool for s in trace.steps),
+            "tools": tool_schemas(s.tool for s in trace.steps),
             "metadata": {"kind": "task", "source_id": row["task_id"], "family": family,
                          "level": str(row["difficulty"]), "variant": row["domain"], "topic": row["topic"],
                          "passcode": canonical_json(json.loads(row["answer_json"])), "n_stops": None,
@@ -196,6 +223,11 @@ def run_origin(dataset: str | Path) -> Origin:
 
 
 # ---- ATIF ------------------------------------------------------------------------------------
+def _arguments(args: Any) -> dict:
+    """A call's arguments as an object (rows carry objects; OpenAI's fine-tuning lines JSON text)."""
+    return json.loads(args) if isinstance(args, str) else args
+
+
 def atif_trajectory(row: dict[str, Any], agent_name: str = "legwork-oracle", agent_version: str = "1") -> dict:
     """A trajectory row as Harbor's ATIF: the system and user turns, one agent step per tool call with
     its observation (the exact traced response), the final answer as the last agent step."""
@@ -206,7 +238,7 @@ def atif_trajectory(row: dict[str, Any], agent_name: str = "legwork-oracle", age
             steps.append({"source": m["role"], "message": m["content"]})
         elif m["role"] == "assistant" and m.get("tool_calls"):
             calls = [{"tool_call_id": c["id"], "function_name": c["function"]["name"],
-                      "arguments": json.loads(c["function"]["arguments"])} for c in m["tool_calls"]]
+                      "arguments": _arguments(c["function"]["arguments"])} for c in m["tool_calls"]]
             pending = {"source": "agent", "message": m.get("content") or "", "tool_calls": calls,
                        "observation": {"results": []}}
             steps.append(pending)
@@ -216,10 +248,10 @@ def atif_trajectory(row: dict[str, Any], agent_name: str = "legwork-oracle", age
             pending["observation"]["results"].append({"source_call_id": m["tool_call_id"], "content": m["content"]})
         else:
             pending = None
-            steps.append({"source": "agent", "message": m["content"] or ""})
+            steps.append({"source": "agent", "message": m.get("content") or ""})
     for n, step in enumerate(steps, 1):
         step["step_id"] = n
-    tools = json.loads(row["tools"])
+    tools = [json.loads(t) if isinstance(t, str) else t for t in row["tools"]]
     meta = row["metadata"]
     return {"schema_version": ATIF_SCHEMA_VERSION, "session_id": row["trajectory_id"],
             "agent": {"name": agent_name, "version": agent_version, "tool_definitions": tools},
