@@ -271,7 +271,7 @@ def measure_size(pages: int, a, has_dask: bool) -> dict:
             g = generate(snap, work / "generate")
             if g["rc"] == 0:
                 result = next((line for line in reversed(g["lines"]) if line.strip()), "")
-                row["generate 5 medium s"] = f"{g['wall']:.0f} ({result[:80]})"
+                row["generate 5 medium s"] = f"{g['wall']:.0f} ({result.split(';')[0][:70]})"
                 row["generate peak RSS MB"] = f"{g['peak_rss'] / 2**20:,.0f}"
             else:
                 row["generate 5 medium s"] = _failure("generate", g)
@@ -311,6 +311,26 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def previous(path: Path, measured: set[str]) -> tuple[list[str], list[dict]]:
+    """The run lines and rows of an earlier results file for the sizes this run did not measure:
+    a run at 10^5 keeps the 10^4 row written before (and the line saying when it was measured)."""
+    if not path.is_file():
+        return [], []
+    heads, rows = [], []
+    for line in path.read_text().splitlines():
+        if line.startswith("world_scale.py "):
+            heads.append(line)
+        elif line.startswith("| ") and not line.startswith("| pages |"):
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if len(cells) == len(COLUMNS) and cells[0] not in measured:
+                rows.append(dict(zip(COLUMNS, cells, strict=True)))
+    sizes = {r["pages"] for r in rows}
+    heads = [h for h in heads if any(f"--sizes {s.replace(',', '')}" in h or
+                                     s.replace(",", "") in h.split(" --seed")[0].split("--sizes ")[-1].split(",")
+                                     for s in sizes)]
+    return heads, rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000", help="content pages per world, comma-separated")
@@ -344,8 +364,10 @@ def main(argv: list[str] | None = None) -> int:
             row = dict.fromkeys(COLUMNS, f"FAILED ({type(exc).__name__}: {exc})")
             row["pages"] = f"{pages:,}"
             rows.append(row)
-    text = (f"{head}\nload average at the end {os.getloadavg()[0]:.1f} (the machine is shared: times are on a "
-            f"loaded machine)\n\n{table(rows)}\n")
+    heads, kept = previous(a.out, {r["pages"] for r in rows})
+    heads.append(f"{head}; load average at the end {os.getloadavg()[0]:.1f}")
+    rows = sorted(kept + rows, key=lambda r: int(r["pages"].replace(",", "")))
+    text = ("\n".join(heads) + "\n(the machine is shared: times are on a loaded machine)\n\n" + table(rows) + "\n")
     print("\n" + text)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(text)
