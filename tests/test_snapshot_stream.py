@@ -10,10 +10,17 @@ import itertools
 import json
 import os
 import re
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipeline.cache import canonical_json
 from pipeline.snapshot.build import STAGING_DB, build_snapshot
@@ -21,7 +28,10 @@ from pipeline.snapshot.importers import (
     SnapshotInputError,
     XmlDumpReader,
     XmlPosition,
+    dump_spans,
+    index_offsets,
     iter_xml_dump,
+    multistream_index,
     page_namespace,
 )
 from pipeline.snapshot.page import Page
@@ -287,3 +297,113 @@ def test_an_input_changed_since_it_was_imported_starts_the_import_over(tmp_path)
     assert any("a.xml changed since it was imported" in m and "starting over" in m for m in logs), logs
     build_snapshot([first, second], tmp_path / "one_go")
     _same(tmp_path / "one_go", tmp_path / "snap")
+
+
+# ---- shards: a dump cut for workers that read their own part ------------------------------------
+
+def _streams(data: bytes, cuts: list[int]) -> list[bytes]:
+    """bz2 streams of ``data`` cut at ``cuts`` (anywhere: inside pages too, as pbzip2 does)."""
+    edges = [0, *sorted({c for c in cuts if 0 < c < len(data)}), len(data)]
+    return [bz2.compress(data[a:b]) for a, b in itertools.pairwise(edges)]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(1, len(DUMP.encode()) - 1), max_size=12), st.integers(200, 60_000), st.booleans())
+def test_the_shards_of_a_dump_give_its_pages_once_in_order(tmp_path_factory, cuts, shard_bytes, compressed):
+    folder = tmp_path_factory.mktemp("shards")
+    data = DUMP.encode()
+    dump = folder / ("d.xml.bz2" if compressed else "d.xml")
+    dump.write_bytes(b"".join(_streams(data, cuts)) if compressed else data)
+    whole = [r.data for r in XmlDumpReader(dump)]
+    spans = list(dump_spans(dump, shard_bytes))
+    assert spans[0][0] == 0 and spans[-1][1] is None
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+    assert [d for span in spans for d in (r.data for r in XmlDumpReader(dump, span=span))] == whole
+
+
+def _index(streams: list[bytes], data: bytes) -> str:
+    """A multistream index (offset:page_id:title a page) of ``streams`` cut at page starts."""
+    lines, offset, pos = [], 0, 0
+    for s in streams:
+        size = len(bz2.decompress(s))
+        for m in re.finditer(rb"<title>([^<]*)</title>", data[pos:pos + size]):
+            lines.append(f"{offset}:{len(lines) + 1}:{m.group(1).decode()}")
+        offset, pos = offset + len(s), pos + size
+    return "\n".join(lines) + "\n"
+
+
+def test_a_multistream_dump_is_sharded_by_its_index(tmp_path):
+    data = DUMP.encode()
+    starts = [m.start() for m in re.finditer(rb"  <page>", data)]
+    streams = _streams(data, starts[1::100])
+    dump = tmp_path / "towns-multistream.xml.bz2"
+    dump.write_bytes(b"".join(streams))
+    index = tmp_path / "towns-multistream-index.txt.bz2"
+    index.write_bytes(bz2.compress(_index(streams, data).encode()))
+    offsets = list(itertools.accumulate(len(s) for s in streams))[:-1]
+    assert multistream_index(dump) == index and list(index_offsets(index)) == [0, *offsets]
+    # shards start where the index says streams start: an index listing every other stream is obeyed
+    assert [a for a, _ in dump_spans(dump, 1)] == [0, *offsets]
+    index.write_bytes(bz2.compress("".join(line + "\n" for line in _index(streams, data).splitlines()
+                                           if int(line.split(":")[0]) in offsets[1::2]).encode()))
+    assert [a for a, _ in dump_spans(dump, 1)] == [0, *offsets[1::2]]
+    build_snapshot([dump], tmp_path / "snap", workers=2, shard_bytes=1)     # a shard a pair of streams
+    build_snapshot([dump], tmp_path / "one_go", workers=1, shard_bytes=1 << 30)   # one shard
+    _same(tmp_path / "one_go", tmp_path / "snap")
+    # an index offset that is no stream start is caught by the worker that reads there
+    bad = offsets[2] + 7
+    index.write_bytes(bz2.compress(f"{offsets[1]}:1:Town 1\n{bad}:2:Town 2\n".encode()))
+    with pytest.raises(SnapshotInputError, match=f"no bz2 stream starts at byte {bad}"):
+        build_snapshot([dump], tmp_path / "bad", workers=1, shard_bytes=1)
+
+
+def test_a_dask_build_gives_the_bytes_of_one_process(tmp_path):
+    from distributed import LocalCluster
+
+    dump = tmp_path / "towns.xml.bz2"
+    dump.write_bytes(_multistream(DUMP))
+    inputs = [dump, FIXTURES / "wikitext"]
+    if SHARED.is_dir():     # the real sample: a one-stream bz2 dump (read here, parsed by the workers) and a ZIM
+        inputs += [SHARED / "enwiki-sample-pages-articles.xml.bz2", SHARED / "wikipedia_en_ray_charles.zim"]
+    one = build_snapshot(inputs, tmp_path / "one", workers=1)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        events: list[dict] = []
+        dask = build_snapshot(inputs, tmp_path / "dask", dask_address=cluster.scheduler_address,
+                              shard_bytes=40_000, progress=events.append)
+    assert dask.manifest["hash"] == one.manifest["hash"]
+    _same(tmp_path / "one", tmp_path / "dask")
+    shards = [e for e in events if e["phase"] == "import" and e["source"] == "towns.xml.bz2"]
+    assert len(shards) > 2 and shards[-1]["done"] == shards[-1]["total"] == dump.stat().st_size
+    assert [e["done"] for e in events if e["phase"] == "finish"][-1] == one.manifest["counts"]["pages"]
+
+
+def _committed_shards(staging: Path) -> int:
+    try:
+        with closing(sqlite3.connect(f"file:{staging / STAGING_DB}?mode=ro", uri=True, timeout=0.1)) as db:
+            row = db.execute("SELECT state FROM sources WHERE idx = 0").fetchone()
+    except sqlite3.Error:
+        return 0
+    return json.loads(row[0])["done_through"]["next"] if row and "done_through" in json.loads(row[0]) else 0
+
+
+def test_a_build_killed_with_sigkill_resumes_to_the_same_bytes(one_go, tmp_path):
+    dump = tmp_path / "towns.xml"
+    dump.write_text(DUMP, encoding="utf-8")
+    out, staging = tmp_path / "snap", tmp_path / ".snap.staging"
+    cmd = [sys.executable, "-m", "pipeline.snapshot", "build", "--from", str(dump), "--out", str(out),
+           "--workers", "2", "--shard-mb", "0.03"]
+    proc = subprocess.Popen([*cmd, "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while _committed_shards(staging) < 100_000 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)            # the build and its workers, mid-import
+    proc.wait()
+    kept = _committed_shards(staging)
+    assert 100_000 <= kept < len(DUMP) and not out.exists()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resuming the import" in done.stdout
+    assert "pages/s" in done.stdout and "MB/s of XML" in done.stdout      # the progress a person reads
+    _same(one_go, out)
+    assert not staging.exists()

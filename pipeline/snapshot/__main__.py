@@ -1,12 +1,14 @@
-"""CLI: ``python -m pipeline.snapshot build --from PATH [--from PATH ...] [--out DIR] [--workers N] [--fresh]``
-and ``info``.
+"""CLI: ``python -m pipeline.snapshot build --from PATH [--from PATH ...] [--out DIR] [--workers N]
+[--dask-address tcp://HOST:PORT | --dask-workers N] [--shard-mb MB] [--fresh] [--quiet]`` and ``info``.
 
-``build`` resumes: an interrupted or failed build keeps what it imported in ``.<out>.staging``
-beside the output, and the same command run again continues after the last committed page.
+``build`` resumes: an interrupted or killed build keeps what it imported in ``.<out>.staging``
+beside the output, and the same command run again continues after the last committed shard. It
+shows its progress (pages/s, MB/s of XML, time left) unless ``--quiet``.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import sys
@@ -14,6 +16,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from pipeline.config import load_settings
@@ -26,18 +29,53 @@ def _settings():
     return load_settings()
 
 
-def cmd_build(args, console: Console) -> int:
+class _ProgressView:
+    """Rich progress of a build: a bar per input and one for the final pass, with pages/s, MB/s of XML
+    and the time left (from the share of the input's file read)."""
 
+    def __init__(self, console: Console):
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                                 TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("left"),
+                                 TimeRemainingColumn(), console=console, transient=False)
+        self.tasks: dict[str, int] = {}
+
+    def __enter__(self):
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.progress.__exit__(*exc)
+
+    def __call__(self, event: dict) -> None:
+        name = f"import {event['source']}" if event["phase"] == "import" else "final pass"
+        task = self.tasks.get(name)
+        if task is None:
+            task = self.tasks[name] = self.progress.add_task(name, total=event["total"], rate="")
+        seconds = max(event["seconds"], 1e-6)
+        if event["phase"] == "finish":
+            rate = f"{event['done']} of {event['total']} pages, {event['done'] / seconds:,.0f} pages/s"
+        elif event.get("unit") == "entries":
+            rate = f"{event['articles']:,} articles, {event['pages'] / seconds:,.0f} entries/s"
+        else:
+            rate = (f"{event['articles']:,} articles, {event['pages'] / seconds:,.0f} pages/s, "
+                    f"{event['xml_bytes'] / 1e6 / seconds:.1f} MB/s of XML")
+        self.progress.update(task, completed=event["done"], total=event["total"], rate=rate)
+
+
+def cmd_build(args, console: Console) -> int:
     out = Path(args.out) if args.out else _settings().snapshot_dir
     started = time.monotonic()
     if args.fresh:
         staging = out.parent / f".{out.name}.staging"
         if staging.exists():
             shutil.rmtree(staging)
+    view = _ProgressView(console) if not args.quiet else None
     try:
-        result = build_snapshot(args.sources, out, log=(lambda m: console.print(m, highlight=False, markup=False))
-                                if not args.quiet else None, language=args.language, workers=args.workers,
-                                resume=True)
+        with view or contextlib.nullcontext():
+            result = build_snapshot(args.sources, out, log=(lambda m: console.print(m, highlight=False, markup=False))
+                                    if not args.quiet else None, language=args.language, workers=args.workers,
+                                    resume=True, dask_address=args.dask_address, dask_workers=args.dask_workers,
+                                    progress=view, shard_bytes=int(args.shard_mb * 2**20) if args.shard_mb else 0)
     except SnapshotInputError as exc:
         console.print("[red]build failed, snapshot not written:[/red] ", end="", highlight=False)
         console.print(str(exc), highlight=False, markup=False)
@@ -98,6 +136,13 @@ def main(argv: list[str] | None = None) -> int:
                    "another (py3langid) are never seeds or route pages")
     b.add_argument("--workers", type=int, default=None, metavar="N",
                    help="processes parsing pages (default: every core; inputs under 1 MB are parsed in one)")
+    b.add_argument("--dask-address", metavar="tcp://HOST:PORT", default=None,
+                   help="run the import's shards and the final pass on this Dask cluster (its workers must see the "
+                   "inputs and the output folder at the same paths); the snapshot is the same bytes")
+    b.add_argument("--dask-workers", type=int, default=None, metavar="N",
+                   help="run them on a local Dask cluster of N worker processes")
+    b.add_argument("--shard-mb", type=float, default=None, metavar="MB",
+                   help="XML a dump shard (default: 16, less for small dumps); a resumed build keeps its own")
     b.add_argument("--fresh", action="store_true",
                    help="discard an import left by an interrupted build instead of resuming it")
     b.add_argument("--quiet", action="store_true")

@@ -77,6 +77,8 @@ _MAX_REDIRECT_HOPS = 8
 _PARALLEL_MIN_BYTES = 1 << 20      # smaller inputs are parsed in this process (a pool costs ~1 s to start)
 _MAX_SHARD_BYTES = 16 << 20       # a dump's shard: at most this much XML (see _shard_bytes) ...
 _MIN_SHARD_BYTES = 256 << 10       # ... and at least this much
+_BATCH_BYTES = 256 << 10           # a bz2 stream too long to shard is read here: tasks of 256 KB of pages ...
+_BATCH_PAGES = 512                 # ... or this many
 _ZIM_TASK_ENTRIES = 256
 _FINISH_TASK_PAGES = 256
 _COMMIT_SECONDS = 2.0              # an interrupted build redoes at most this much work
@@ -373,8 +375,11 @@ def _read_shard(shard: _Shard, parse: Callable[[bytes], None]) -> dict:
     return {"position": position, "error": error, "pages": pages, "xml_bytes": xml}
 
 
-def _shard_task(shard: _Shard) -> dict:
-    """A shard's records and what was read (run on a worker: it reads and decompresses its own span)."""
+def _shard_task(shard: _Shard | tuple) -> dict | list[tuple]:
+    """A shard's records and what was read (run on a worker: it reads and decompresses its own span),
+    or the records of a batch of page chunks (a stream read in the main process)."""
+    if not isinstance(shard, _Shard):
+        return _xml_task(shard)
     records: list[tuple] = []
 
     def parse(data: bytes) -> None:
@@ -388,8 +393,10 @@ def _shard_task(shard: _Shard) -> dict:
     return result
 
 
-def _shard_isolate(pool: _Pool, shard: _Shard) -> dict:
+def _shard_isolate(pool: _Pool, shard: _Shard | tuple) -> dict | list[tuple]:
     """A shard whose worker died, read here and parsed on the pool page by page."""
+    if not isinstance(shard, _Shard):
+        return _isolate_pages(pool, ((shard[0], [c]) for c in shard[1]), _xml_task, _xml_reject)
     chunks: list[bytes] = []
     result = _read_shard(shard, chunks.append)
     result["records"] = _isolate_pages(pool, ((shard.source, [c]) for c in chunks), _xml_task, _xml_reject) \
@@ -671,49 +678,68 @@ def _import_xml(stage: _Staging, idx: int, src: Source, state: dict | None, fing
                 pool, log, progress: Callable | None, shard_bytes: int) -> None:
     """A dump, shard by shard (``dump_spans``): workers read, decompress and parse their own spans;
     the records are staged here in dump order, one transaction a shard, so a build killed at any
-    point keeps every shard staged before and gives, resumed, the same bytes."""
+    point keeps every shard staged before and gives, resumed, the same bytes.
+
+    A bz2 stream much longer than a shard (a dump compressed as one stream, not multistream) cannot
+    be cut: this process reads it and hands its pages to the workers in batches, committing every
+    few seconds with the position reached."""
     plan = state["plan"] if state else {"shard_bytes": shard_bytes}
     done = state["done_through"] if state else {"next": 0, "position": None, "chain": "", "pages": 0,
                                                 "xml_bytes": 0}
     size = src.path.stat().st_size
+    long_stream = 2 * max(1, plan["shard_bytes"] // 4) if _is_bz2(src.path) else None
     spans = dump_spans(src.path, plan["shard_bytes"])
     path = str(src.path)
-    if state and state["fingerprint"] != fingerprint and (done["next"] or done["position"]):
+    changed = bool(state) and state["fingerprint"] != fingerprint
+    if changed and (done["next"] or done["position"]):
         log(f"  {src.name} changed since its import began: checking the part imported before")
         spans = _verify_prefix(pool, src, spans, done)
     started = time.monotonic()
     total = {"xml_bytes": 0, "pages": 0}
     last_log = started
+    first, first_position = done["next"], done["position"]     # where this run starts (done moves on)
+    seen: list = []
 
     def tasks():
         for span in spans:
-            if span[0] < done["next"]:
+            if span[0] < first:
                 continue
-            if span[0] > done["next"] and (done["next"] or done["position"]):
+            if span[0] > first and first and not seen:
                 raise _Restart(f"{src.path}: its shards changed since its import began")
-            resume = done["position"] if span[0] == done["next"] else None
-            yield _Shard(path, src.name, span, resume, bool(resume) and state["fingerprint"] != fingerprint), span
+            seen.append(span)
+            resume = first_position if span[0] == first else None
+            shard = _Shard(path, src.name, span, resume, bool(resume) and changed)
+            if long_stream is not None and (span[1] if span[1] is not None else size) - span[0] > long_stream:
+                yield from _batches(shard)
+            else:
+                yield shard, {"span": span}
 
-    def on_result(result: dict, span: tuple[int, int | None]) -> None:
+    def on_result(result, mark: dict) -> None:
         nonlocal last_log
-        if result["error"] and result["error"][0] == "mismatch":
-            raise _Restart(result["error"][1])
-        if result["error"] and not result["pages"]:
-            raise SnapshotInputError(result["error"][1])     # nothing read in this shard: nothing to keep
+        span = mark["span"]
+        if "position" in mark:                       # a batch of a stream read here
+            result = {"records": result or [], "error": None, "final": mark["final"], **mark}
+        else:
+            if result["error"] and result["error"][0] == "mismatch":
+                raise _Restart(result["error"][1])
+            if result["error"] and not result["pages"]:
+                raise SnapshotInputError(result["error"][1])     # nothing read in this shard: nothing to keep
+            result["final"] = not result["error"]
         chain = done["chain"]
-        if not result["error"]:
+        if result["final"]:
             chain = hashlib.sha256(f"{chain}:{span[0]}:{result['position'] and result['position']['digest']}"
                                    .encode()).hexdigest()
-        done.update({"next": span[1] if span[1] is not None and not result["error"] else span[0],
-                     "position": result["position"] if result["error"] else None, "chain": chain,
+        done.update({"next": (span[1] if span[1] is not None else size) if result["final"] else span[0],
+                     "position": None if result["final"] else result["position"], "chain": chain,
                      "pages": done["pages"] + result["pages"], "xml_bytes": done["xml_bytes"] + result["xml_bytes"]})
-        if span[1] is None and not result["error"]:
-            done["next"] = size
         with stage.savepoint():
             stage.apply(result["records"], src.name, counts)
             stage.set_source_state(idx, {"name": src.name, "kind": src.kind, "done": False, "counts": counts,
                                          "plan": plan, "done_through": done, "fingerprint": fingerprint})
-        stage.commit()                    # one transaction a shard: a kill loses only the shards in flight
+        if "position" in mark:
+            stage.commit_now_and_then()
+        else:
+            stage.commit()                # one transaction a shard: a kill loses only the shards in flight
         total["xml_bytes"] += result["xml_bytes"]
         total["pages"] += result["pages"]
         now = time.monotonic()
@@ -732,6 +758,44 @@ def _import_xml(stage: _Staging, idx: int, src: Source, state: dict | None, fing
         _run_ordered(pool, _SHARD_JOB, tasks(), on_result)
     except ResumeMismatch as exc:
         raise _Restart(str(exc)) from exc
+
+
+def _batches(shard: _Shard) -> Iterator[tuple]:
+    """A shard read here, as tasks of about 256 KB of article pages for the workers; each mark holds
+    the position after its pages (the last one ``final``). A break in the input (a truncated dump)
+    hands over the pages before it, then raises."""
+    start = XmlPosition.from_dict(shard.start) if shard.start else None
+    reader = XmlDumpReader(Path(shard.path), start=start, verify=shard.verify, span=shard.span)
+    batch: list[bytes] = []
+    size = n = 0
+    last = None
+    offset = start.offset if start else 0
+    pages = start.pages if start else 0
+
+    def mark(final: bool) -> dict:
+        nonlocal offset, pages
+        position = XmlPosition(offset=last.end, pages=last.index, digest=last.digest,
+                               stream=reader.locate(last.end)).to_dict() if last else shard.start
+        m = {"span": shard.span, "position": position, "final": final,
+             "pages": (last.index if last else pages) - pages, "xml_bytes": (last.end if last else offset) - offset}
+        if last:
+            offset, pages = last.end, last.index
+        return m
+
+    try:
+        for raw in reader:
+            n, last = n + 1, raw
+            if page_namespace(raw.data) in (None, 0):
+                batch.append(raw.data)
+                size += len(raw.data)
+            if size >= _BATCH_BYTES or n >= _BATCH_PAGES:
+                yield ((shard.source, batch) if batch else None), mark(False)
+                batch, size, n = [], 0, 0
+    except SnapshotInputError:
+        if n:
+            yield ((shard.source, batch) if batch else None), mark(False)
+        raise
+    yield ((shard.source, batch) if batch else None), mark(True)
 
 
 def _verify_prefix(pool, src: Source, spans: Iterator[tuple], done: dict) -> Iterator[tuple]:
