@@ -210,6 +210,15 @@ class SnapshotStore:
     def __len__(self) -> int:
         return int(self.manifest["counts"]["pages"])
 
+    def last_row(self) -> int:
+        """The largest row number of a page: pages are rows 1 .. ``last_row`` (``title_at``)."""
+        return int(self._conn().execute("SELECT max(id) FROM pages").fetchone()[0] or 0)
+
+    def title_at(self, row: int) -> str | None:
+        """The title of the page in row ``row`` (a draw from a world too large to list), None if none."""
+        found = self._conn().execute("SELECT title FROM pages WHERE id = ?", (row,)).fetchone()
+        return found[0] if found else None
+
     # ---- search ------------------------------------------------------------------------------
     def search(self, query: str, k: int = 5, snippets: bool = True) -> list[dict]:
         """BM25 over title, description, lead and infobox values; any query word may match.

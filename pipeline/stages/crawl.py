@@ -66,11 +66,34 @@ def profile_of(page, ctx: StageContext) -> _Profile:
                     tuple(mentions(page, ctx)), parts)
 
 
+def whole_world(ctx: StageContext) -> bool:
+    """Is the world small enough to profile whole, once, and keep (the embedded snapshot: 10,253 pages
+    in seconds)? A larger one (``generation.whole_world_pages``; a whole Wikipedia has 6.9 million) is
+    profiled a page at a time as legs meet it (``profile``) and seeded by draws (``drawn_seed``)."""
+    return len(ctx.store) <= int(ctx.generation.get("whole_world_pages", 200_000))
+
+
+def profile(title: str, ctx: StageContext) -> _Profile | None:
+    """One page's profile (None: missing, malformed or in another language): from the whole world's
+    profiles where the world is small, else computed when first asked and kept on disk per page."""
+    if whole_world(ctx):
+        return _profiles(ctx).get(title)
+
+    def compute() -> _Profile | None:
+        page = ctx.page(title)
+        return profile_of(page, ctx) if page is not None and in_language(page, ctx.store.language) else None
+    return ctx.kept("profile", title, compute)
+
+
 def mentioned_by(title: str, ctx: StageContext) -> list[str]:
     """The pages whose lead names ``title`` without linking to it (``mentions`` the other way round):
     a search bridge too, since the agent finds the next page by what it is, not by the relation. A hub
     (United States, France) is named by hundreds of pages, so routes that reach one fan out again
-    instead of all going on to the few pages its own lead names."""
+    instead of all going on to the few pages its own lead names. None in a world too large to profile
+    whole: there a route goes on by the page's own links and names."""
+    if not whole_world(ctx):
+        return []
+
     def compute() -> dict[str, list[str]]:
         index: dict[str, list[str]] = defaultdict(list)
         for source, profile in _profiles(ctx).items():
@@ -83,7 +106,11 @@ def mentioned_by(title: str, ctx: StageContext) -> list[str]:
 def bridge_degree(title: str, ctx: StageContext) -> int:
     """How many ways a route can arrive at the page: pages linking to it, pages naming it, and pages
     it names (which reach it by the reverse bridge). A page whose lead names a dozen hubs ("Afghan
-    conflict") sits in the crawl of every leg that passes one, so routes draw it seldom."""
+    conflict") sits in the crawl of every leg that passes one, so routes draw it seldom. In a world too
+    large to profile whole, how many pages' text names it (``mention_count``, one indexed query)."""
+    if not whole_world(ctx):
+        return ctx.memo(f"mention_count|{title}", lambda: ctx.store.mention_count(title))
+
     def compute() -> dict[str, int]:
         degree: dict[str, int] = defaultdict(int)
         for source, profile in _profiles(ctx).items():
@@ -203,13 +230,46 @@ def spread_seed(leg: Leg, candidates: list[str], ctx: StageContext) -> str | Non
     return pool[start % len(pool)]
 
 
+SEED_DRAWS = 400   # pages drawn at most for one attempt's seed in a world too large to list its seeds
+
+
+def good_seed(title: str, ctx: StageContext, modes: tuple[str, ...], dag: bool) -> bool:
+    """``seed_candidates``' rule for one page, read from profiles (what a drawn seed must pass)."""
+    mine = profile(title, ctx)
+    if mine is None or not mine.has_facts(modes) or (dag and not mine.forkable(modes)):
+        return False
+    if mine.infobox:
+        return len(mine.links) >= MIN_SEED_LINKS and mine.parts["infobox"][0]
+    return bool(ctx.generation.get("search_bridges")) and any(
+        (p := profile(t, ctx)) is not None and p.has_facts(modes) for t in mine.links + mine.named)
+
+
+def drawn_seed(leg: Leg, ctx: StageContext) -> str:
+    """A seed for a world too large to list its seeds: pages drawn at random (by row, seeded by the leg
+    and the attempt) until one passes ``good_seed``; each draw reads one page. With millions of pages two
+    of a release's 1,400 legs share a seed seldom (about once in 1,400 x 1,400 / 2 / pool), and never a
+    seed the run has already used to its bound (``reused_seeds``)."""
+    modes = tuple(sorted(ctx.presets[leg.level].extraction))
+    rng = rng_for(leg, "crawl-seed")
+    last = ctx.store.last_row()
+    used = set(leg.metadata.get("reused_seeds", {}))
+    for _ in range(SEED_DRAWS):
+        title = ctx.store.title_at(rng.randint(1, last))
+        if title is not None and title not in used and good_seed(title, ctx, modes, leg.variant == "dag"):
+            return title
+    raise Rejected(f"crawl: no page of {SEED_DRAWS} drawn at random is usable as a seed")
+
+
 def run(leg: Leg, ctx: StageContext) -> Leg:
     preset = ctx.presets[leg.level]
     rng = rng_for(leg, "crawl")
-    candidates = run_pool(ctx, leg.level, leg.variant)
-    if not candidates:
-        raise Rejected("crawl: the snapshot has no page usable as a seed")
-    seed = leg.seed_title or spread_seed(leg, candidates, ctx) or candidates[rng.randrange(len(candidates))]
+    if leg.seed_title or not whole_world(ctx):
+        seed = leg.seed_title or drawn_seed(leg, ctx)
+    else:
+        candidates = run_pool(ctx, leg.level, leg.variant)
+        if not candidates:
+            raise Rejected("crawl: the snapshot has no page usable as a seed")
+        seed = spread_seed(leg, candidates, ctx) or candidates[rng.randrange(len(candidates))]
     page = ctx.page(seed)
     if page is None:
         bad = ctx.bad_pages.get(seed)
@@ -224,12 +284,11 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     bridges: dict[str, list[str]] = {}
     queue = deque([page.title])
     skipped: dict[str, str] = {}
-    profiles = _profiles(ctx)   # a profiled page's links without reading the page again
     while queue:
         title = queue.popleft()
-        profile = profiles.get(title)
-        if profile is not None:
-            targets = sorted(set(profile.links) - {title})
+        known = profile(title, ctx)   # a profiled page's links without reading the page again
+        if known is not None:
+            targets = sorted(set(known.links) - {title})
         else:   # not profiled: missing, malformed or in another language, as a read of it says
             current = ctx.page(title)
             if current is None:  # malformed or missing: the crawl goes around it and says so
@@ -244,7 +303,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             targets = sorted({l.title for l in current.links if l.in_snapshot and l.title != title})
         edges[title] = targets
         if ctx.generation.get("search_bridges"):
-            named = list(profiles[title].named)   # ``mentions``, found once per page and context
+            named = list(known.named)   # ``mentions``, found once per page and context
             naming = [t for t in mentioned_by(title, ctx) if t not in named and t != page.title]
             bridges[title] = named + rng.sample(naming, min(2 * MAX_MENTIONS, len(naming)))
         else:
