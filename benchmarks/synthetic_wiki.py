@@ -742,7 +742,7 @@ class PageWriter:
             return (f"<ref>{{{{cite news |first={author} |title={self.e.name}: {topic} in question "
                     f"|work=The {site} Herald |date={1 + int(rand() * 28)} {MONTHS[int(rand() * 12)]} {y} "
                     f"|page={1 + int(rand() * 40)} |url=https://news.{site.lower()}.com/{y}/{int(rand() * 10**6)}}}}}</ref>")
-        return (f"<ref name=\"{site.lower()}{y}\">{{{{cite book |first={author} |title=A {topic.title()} of "
+        return (f"<ref name=\"{site.lower()}{y}\">{{{{cite book |first={author} |title=The {topic.title()} of "
                 f"{self.fixed['country_plain'] or 'the World'} |publisher={site} University Press |year={y} "
                 f"|isbn=978-{int(rand() * 10**9):09d}-{int(rand() * 10)} |pages={1 + int(rand() * 300)}–"
                 f"{301 + int(rand() * 200)}}}}}</ref>")
@@ -843,6 +843,7 @@ class PageWriter:
         f = self.fixed
         f["elevation"] = str(r.randint(200, 4800) if e.kind == "mountain" else r.randint(2, 1900))
         if e.kind == "country":
+            f["population"] = f"{int(math.exp(r.uniform(12, 19))):,}"
             cap = w.capital(e.key)
             f["capital"] = self.link(w.entity(cap)) if cap is not None else "its largest city"
         elif e.kind in PLACES:

@@ -28,6 +28,7 @@ Per size:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -119,12 +120,16 @@ def _mb(n: float) -> str:
 
 def make_dump(path: Path, pages: int, seed: int, jobs: int) -> dict:
     """Write the dump, or reuse the one a run before wrote (its counts kept beside it)."""
+    import synthetic_wiki
     from synthetic_wiki import index_path, write_dump
 
+    version = hashlib.sha256(Path(synthetic_wiki.__file__).read_bytes()).hexdigest()[:16]
     sidecar = path.with_name(path.name + ".stats.json")
     if path.is_file() and index_path(path).is_file() and sidecar.is_file():
-        return dict(json.loads(sidecar.read_text()), reused=True)
-    stats = write_dump(path, pages, seed, "xml.bz2", jobs=jobs)
+        stats = json.loads(sidecar.read_text())
+        if stats.get("maker") == version:        # the same maker wrote it: the same bytes
+            return dict(stats, reused=True)
+    stats = dict(write_dump(path, pages, seed, "xml.bz2", jobs=jobs), maker=version)
     sidecar.write_text(json.dumps(stats))
     return dict(stats, reused=False)
 
