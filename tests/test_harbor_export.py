@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import tomllib
@@ -68,12 +69,25 @@ def exported(run, wheel, tmp_path_factory) -> tuple[Path, list[Path]]:
     return out, sorted(p for p in out.iterdir() if p.is_dir() and p.name != SHARED)
 
 
+def running_site_packages() -> list[str]:
+    """The running interpreter's own site-packages where it runs in a venv: a venv made from it is made
+    from the base interpreter (``--system-site-packages`` shows the base's packages, not these)."""
+    if sys.prefix == sys.base_prefix:
+        return []
+    return [p for p in site.getsitepackages() if Path(p).is_dir()]
+
+
 @pytest.fixture(scope="module")
 def venv(exported, tmp_path_factory) -> Path:
-    """A venv that sees the system's dependencies but takes ``pipeline`` from the export's wheel only."""
+    """A venv that sees the running interpreter's dependencies (the system's, or the venv's the suite
+    runs in) but takes ``pipeline`` from the export's wheel only."""
     out, _ = exported
     d = tmp_path_factory.mktemp("venv") / "v"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(d)], check=True, timeout=120)
+    # the running venv's packages after the new venv's own (plain paths: its .pth files, such as an
+    # editable install of this checkout, are not run)
+    [own] = (d / "lib").glob("python3*/site-packages")
+    (own / "_legwork_running_env.pth").write_text("".join(f"{p}\n" for p in running_site_packages()))
     [whl] = (out / SHARED).glob("legwork-*.whl")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     # --ignore-installed: the system's own (editable) legwork must not count as installed
@@ -96,7 +110,8 @@ def container_env(out: Path, venv: Path, root: Path) -> dict[str, str]:
             "LEGWORK_BACKEND": "offline", "LEGWORK_SANDBOX_ALLOW_NONE": "1",
             "LEGWORK_TOOL_LOG": str(root / "logs/agent/tool_log.jsonl"),
             "LEGWORK_MCP_LOG_DIR": str(root / "logs/agent/mcp"),
-            "LEGWORK_ANSWER_FILE": str(root / "app/answer.txt"), "LEGWORK_REWARD_DIR": str(root / "logs/verifier")}
+            "LEGWORK_ANSWER_FILE": str(root / "app/answer.txt"), "LEGWORK_REWARD_DIR": str(root / "logs/verifier"),
+            "LEGWORK_AGENT_TRAJECTORY": str(root / "logs/agent/trajectory.json")}
 
 
 def reward(root: Path) -> dict:
@@ -256,8 +271,8 @@ def test_oracle_scores_one_and_a_wrong_answer_zero_with_the_wheel_alone(exported
         r = subprocess.run(["bash", str(d / "tests" / "test.sh")], env=env, cwd=cwd, capture_output=True, text=True,
                            timeout=300, check=False)
         assert r.returncode == 0, r.stderr
-        got = reward(root)
-        assert (got["reward"], got["pvr"], got["rcr"]) == (1.0, 1.0, 1.0), got
+        got = reward(root)      # the golden solution earns 1 on every figure it is the reference for
+        assert got == dict.fromkeys(("reward", "fa", "pvr", "rcr", "intermediate", "eta"), 1.0), got
         # a wrong answer scores 0; no answer at all scores 0
         (root / "app/answer.txt").write_text(str((leg.passcode + 1) % 10))
         subprocess.run(["bash", str(d / "tests" / "test.sh")], env=env, cwd=cwd, check=True, capture_output=True)
@@ -273,6 +288,29 @@ def test_oracle_scores_one_and_a_wrong_answer_zero_with_the_wheel_alone(exported
                        check=False)
     assert r.returncode == 0 and "reward 0" in r.stderr
     assert reward(root)["reward"] == 0.0
+
+
+AAR = PROJECT_ROOT.parent / "shared" / "anchors" / "aar" / "data"
+
+
+@pytest.mark.skipif(not AAR.is_dir(), reason="the AAR anchors are absent")
+def test_the_oracle_earns_one_on_every_figure_of_imported_aar_legs(wheel, venv, tmp_path):
+    """Imported legs have no golden trace: solve.sh replays the calls the oracle's executor makes here
+    (chains the offline world cannot answer stop at their failed step, as the golden run does), and
+    writes its working; the verifier gives 1 on every figure (aar-linear-hard-sample_000 had RCR 0.5)."""
+    legs = [leg for leg in load_legs(AAR) if leg.leg_id == "aar-linear-hard-sample_000"]
+    assert len(legs) == 1 and not any(leg.trace for leg in legs)
+    out = tmp_path / "tasks"
+    for d in export_harbor(legs, out, wheel=wheel):
+        root = tmp_path / d.name
+        (root / "app").mkdir(parents=True)
+        env = container_env(out, venv, root)
+        for script in ("solution/solve.sh", "tests/test.sh"):
+            r = subprocess.run(["bash", str(d / script)], env=env, cwd=root / "app", capture_output=True, text=True,
+                               timeout=300, check=False)
+            assert r.returncode == 0, r.stderr
+        got = reward(root)
+        assert got == dict.fromkeys(("reward", "fa", "pvr", "rcr", "intermediate", "eta"), 1.0), (d.name, got)
 
 
 def image_env(out: Path) -> dict[str, str]:
@@ -309,6 +347,7 @@ def container_argv(out: Path, venv: Path, task: Path, host: Path) -> list[str]:
             argv += ["--ro-bind", "/" + link, "/" + link]
     argv += ["--ro-bind", "/etc", "/etc", "--ro-bind", str(python_home), str(python_home), "--dev", "/dev",
              "--proc", "/proc", "--tmpfs", "/tmp", "--ro-bind", str(venv), str(venv),
+             *[x for p in running_site_packages() for x in ("--ro-bind", p, p)],
              "--ro-bind", str(out / SHARED / "data"), "/opt/legwork", "--bind", str(host / "logs"), "/logs",
              "--bind", str(host / "app"), "/app", "--ro-bind", str(task / "solution"), "/solution",
              "--ro-bind", str(task / "tests"), "/tests", "--chdir", "/app", "--clearenv",
@@ -340,7 +379,7 @@ def test_oracle_in_a_container_like_sandbox_without_network_at_the_container_pat
         assert (host / "app/answer.txt").read_text() == str(leg.passcode)
         assert len((host / "logs/agent/tool_log.jsonl").read_text().splitlines()) == len(leg.trace)
         got = reward(host)
-        assert (got["reward"], got["pvr"], got["rcr"]) == (1.0, 1.0, 1.0), got
+        assert got == dict.fromkeys(("reward", "fa", "pvr", "rcr", "intermediate", "eta"), 1.0), got
         (host / "app/answer.txt").write_text(str((leg.passcode + 1) % 10))
         r = in_container(out, venv, d, host, "bash /tests/test.sh")
         assert r.returncode == 0, r.stderr

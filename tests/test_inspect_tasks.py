@@ -222,6 +222,34 @@ def test_scripted_oracle_model_races_offline(world, tmp_path):
     assert log.status == "success", log.error
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     assert metrics["accuracy"] == 1.0 and metrics["pvr"] == 1.0
+    assert_golden_earns_one(read_eval_log(log.location))
+
+
+def assert_golden_earns_one(log) -> None:
+    """Every sample's score: 1 on every figure the golden solution is the reference for."""
+    for sample in log.samples:
+        meta = next(iter(sample.scores.values())).metadata
+        got = {k: meta[k] for k in ("fa", "pvr", "rcr", "intermediate", "eta") if meta.get(k) is not None}
+        assert set(got) >= {"fa", "intermediate", "eta"} and all(v == 1.0 for v in got.values()), (sample.id, got)
+
+
+AAR = ROOT.parent / "shared" / "anchors" / "aar" / "data"
+
+
+@pytest.mark.skipif(not AAR.is_dir(), reason="the AAR anchors are absent")
+def test_scripted_oracle_earns_one_on_an_imported_aar_leg(world, tmp_path):
+    """An AAR leg has no golden trace: the scripted oracle makes the calls its executor makes here (a
+    recorded chain geocoding a river stops at the failed step), then its working: RCR was 0 (no calls)."""
+    from pipeline.agents.inspect.tasks import race_legs
+    legs = tmp_path / "aar" / "aar-linear" / "hard"
+    legs.mkdir(parents=True)
+    shutil.copy(AAR / "aar-linear" / "hard" / "sample_000.json", legs)
+    [log] = inspect_eval(race_legs(legs=str(tmp_path / "aar"), runs=str(tmp_path / "runs")), model="legwork/oracle",
+                         log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success", log.error
+    log = read_eval_log(log.location)
+    assert len(log.samples) == 1
+    assert_golden_earns_one(log)
 
 
 def test_calls_past_the_step_budget_are_refused(world, tmp_path):

@@ -261,6 +261,29 @@ class _LoggedToolbox:
         return result
 
 
+class _Recorder:
+    """A toolbox that notes every call made through it, failed ones too."""
+
+    def __init__(self, toolbox):
+        self.toolbox, self.calls = toolbox, []
+
+    def call(self, tool: str, args: Any):
+        self.calls.append((tool, args))
+        return self.toolbox.call(tool, args)
+
+
+def oracle_calls(leg, toolbox) -> list[tuple[str, dict]]:
+    """The calls the oracle makes on ``leg``: its golden trace; for a leg imported without one, the
+    calls ``pipeline.execute`` makes running the leg on ``toolbox`` (failed ones included: a recorded
+    chain the offline world cannot answer stops at its failed step), as ``LegEnv.oracle_actions`` makes
+    them. Harbor's ``solve.sh`` and Inspect's scripted oracle replay these."""
+    if leg.trace:
+        return [(t.tool, t.args) for t in leg.trace]
+    recorder = _Recorder(toolbox)
+    execute_leg(leg, recorder, failures={})
+    return recorder.calls
+
+
 def worked_solution(leg, answer: str | None) -> str:
     """The oracle's closing message: every clue's value, as a careful agent would write its working.
 

@@ -43,16 +43,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from pipeline.agents.environments import oracle_calls, worked_solution
 from pipeline.cache import canonical_json, file_sha256
 from pipeline.config import PROJECT_ROOT, load_settings
-from pipeline.export.harbor_schema import HARBOR_TASK_SCHEMA_VERSION, task_problems, trajectory_problems
+from pipeline.export.harbor_schema import (
+    ATIF_SCHEMA_VERSION,
+    HARBOR_TASK_SCHEMA_VERSION,
+    task_problems,
+    trajectory_problems,
+)
 from pipeline.export.trajectories import Origin, atif_trajectory, leg_trajectory
 from pipeline.model import Leg
+from pipeline.tools.registry import Toolbox
 from pipeline.tools.spec import TOOLS
 
 APP_DIR = "/app"
 ANSWER_FILE = "/app/answer.txt"
 TOOL_LOG = "/logs/agent/tool_log.jsonl"
+AGENT_TRAJECTORY = "/logs/agent/trajectory.json"   # the agent's ATIF trajectory (Harbor writes it for its agents)
 MCP_LOG_DIR = "/logs/agent/mcp"
 REWARD_DIR = "/logs/verifier"
 OPT = "/opt/legwork"
@@ -308,15 +316,27 @@ args = {json.dumps(mcp_args(leg))}
 """
 
 
-def solve_sh(leg: Leg) -> str:
-    lines = ["#!/bin/bash", "# Oracle: replay the golden trace through the tool executor, then write y*.", "set -u",
+def oracle_trajectory(leg: Leg) -> dict:
+    """The oracle's closing message as an ATIF trajectory: its working (every stop's value) and y*,
+    which the verifier reads as the agent's messages (intermediate accuracy)."""
+    return {"schema_version": ATIF_SCHEMA_VERSION, "session_id": f"oracle/{leg.leg_id}",
+            "agent": {"name": "legwork-oracle", "version": "1"},
+            "steps": [{"step_id": 1, "source": "agent", "message": worked_solution(leg, str(leg.passcode))}]}
+
+
+def solve_sh(leg: Leg, calls: list[tuple[str, dict]] | None = None) -> str:
+    lines = ["#!/bin/bash", ("# Oracle: replay the golden trace through the tool executor, write its working "
+             "(every stop's value) as the agent's trajectory, then write y*."), "set -u",
              f'LOG="${{LEGWORK_TOOL_LOG:-{TOOL_LOG}}}"', 'mkdir -p "$(dirname "$LOG")"']
-    calls = [(t.tool, t.args) for t in leg.trace]
-    if not calls:  # legs imported without a trace: page fetches only
-        calls = [("fetch_webpage", {"url": s.page_url}) for s in leg.stops if s.kind == "route_info" and s.page_url]
+    if calls is None:
+        calls = oracle_calls(leg, None if leg.trace else Toolbox(load_settings()))
     for tool, args in calls:
         lines.append(f'python -m pipeline.tools --log "$LOG" call {shlex.quote(tool)} '
                      f'{shlex.quote(canonical_json(args))} > /dev/null || true')
+    lines.append(f'TRAJECTORY="${{LEGWORK_AGENT_TRAJECTORY:-{AGENT_TRAJECTORY}}}"')
+    lines.append('mkdir -p "$(dirname "$TRAJECTORY")"')
+    lines.append(f"cat > \"$TRAJECTORY\" <<'LEGWORK_ORACLE_EOF'\n"
+                 f"{json.dumps(oracle_trajectory(leg), ensure_ascii=False, indent=1)}\nLEGWORK_ORACLE_EOF")
     lines.append(f'ANSWER="${{LEGWORK_ANSWER_FILE:-{ANSWER_FILE}}}"')
     lines.append('mkdir -p "$(dirname "$ANSWER")"')
     lines.append(f'echo -n "{leg.passcode}" > "$ANSWER"')
@@ -339,6 +359,8 @@ VERIFY_PY = Template('''"""Harbor verifier for one Legwork leg: FA (the reward),
 
 The tool log is every call the agent made: the shell executor's log and the MCP server's trial logs,
 in time order. The answer is the answer file, else the one given to the MCP tool legwork_submit_answer.
+The agent's messages (values it states: intermediate accuracy) come from its ATIF trajectory, where
+it left one (/logs/agent/trajectory.json).
 """
 import json
 import os
@@ -351,7 +373,7 @@ HERE = Path(__file__).resolve().parent
 def main() -> int:
     from pipeline.model import Leg
     from pipeline.scoring import golden_view, score_trial
-    from pipeline.scoring.trials import Trial, TrialFormatError, read_tool_log
+    from pipeline.scoring.trials import Trial, TrialFormatError, read_tool_log, trial_from_atif
 
     leg = Leg.from_json(Path(os.environ.get("LEGWORK_LEG_FILE", HERE / "leg.json")).read_text(encoding="utf-8"))
     answer_file = Path(os.environ.get("LEGWORK_ANSWER_FILE", "$answer"))
@@ -372,6 +394,14 @@ def main() -> int:
             except TrialFormatError as exc:
                 trial.error = str(exc)
     trial.calls.sort(key=lambda c: float(c.ts) if isinstance(c.ts, (int, float)) else 0.0)
+    # the agent's messages (its working: intermediate accuracy) from its ATIF trajectory, where it has one
+    trajectory = Path(os.environ.get("LEGWORK_AGENT_TRAJECTORY", "$trajectory"))
+    if trajectory.is_file():
+        try:
+            trial.messages += trial_from_atif(json.loads(trajectory.read_text(encoding="utf-8")), "harbor",
+                                              "trajectory").messages
+        except ValueError:
+            pass                # an unreadable trajectory shows no messages; the calls still count
     s = score_trial(golden_view(leg), trial)
     fa = float(s.fa)
     reward = {"reward": fa, "fa": fa, "pvr": float(s.pvr or 0.0), "rcr": float(1.0 if s.rcr is None else s.rcr),
@@ -385,7 +415,7 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-''').substitute(answer=ANSWER_FILE, log=TOOL_LOG, mcp=MCP_LOG_DIR, reward=REWARD_DIR)
+''').substitute(answer=ANSWER_FILE, log=TOOL_LOG, mcp=MCP_LOG_DIR, reward=REWARD_DIR, trajectory=AGENT_TRAJECTORY)
 
 
 def task_dockerfile(env: SharedEnvironment) -> str:
@@ -393,13 +423,13 @@ def task_dockerfile(env: SharedEnvironment) -> str:
 
 
 def write_task(leg: Leg, out_dir: Path, env: SharedEnvironment, origin: Origin | None = None,
-               agent_hosts: tuple[str, ...] = ()) -> Path:
+               agent_hosts: tuple[str, ...] = (), calls: list[tuple[str, dict]] | None = None) -> Path:
     d = Path(out_dir) / task_id(leg)
     for sub in ("environment", "solution", "tests"):
         (d / sub).mkdir(parents=True, exist_ok=True)
     files = [("instruction.md", instruction_md(leg), 0o644), ("task.toml", task_toml(leg, env, agent_hosts), 0o644),
              ("environment/Dockerfile", task_dockerfile(env), 0o644),
-             ("solution/solve.sh", solve_sh(leg), 0o755), ("tests/test.sh", TEST_SH, 0o755),
+             ("solution/solve.sh", solve_sh(leg, calls), 0o755), ("tests/test.sh", TEST_SH, 0o755),
              ("tests/verify.py", VERIFY_PY, 0o644), ("tests/leg.json", leg.to_json() + "\n", 0o644)]
     if leg.trace and leg.passcode is not None:
         origin = origin or Origin()
@@ -439,4 +469,8 @@ def export_harbor(legs: Iterable[Leg], out_dir: str | Path, *, snapshot_dir: str
                                    world_dir=Path(world_dir or settings.world_dir),
                                    wheel=Path(wheel) if wheel else None, image_name=image_name)
     hosts = tuple(agent_allowed_hosts)
-    return [write_task(leg, out, env, origin, hosts) for leg in legs]
+    toolbox = None
+    if any(not leg.trace for leg in legs):    # imported legs: the oracle's calls are made here once
+        toolbox = Toolbox(settings.with_overrides(snapshot_dir=Path(snapshot_dir or settings.snapshot_dir),
+                                                  world_dir=Path(world_dir or settings.world_dir)))
+    return [write_task(leg, out, env, origin, hosts, oracle_calls(leg, toolbox)) for leg in legs]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from pipeline import refs
-from pipeline.model import FINISH_LINE, ROADBLOCK, ROUTE_INFO, Leg, TraceEntry
+from pipeline.model import FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, Leg, TraceEntry
 from pipeline.scoring.matching import (
     PreparedValue,
     args_match,
@@ -51,7 +51,8 @@ class GoldenLeg:
     pages: list[tuple[int, str]]                   # (stop index, page key)
     chains: dict[int, list[GoldenStep]]            # roadblock stop -> chain
     values: list[tuple[int, PreparedValue]]        # (stop index, scalar golden value) for intermediate accuracy
-    all_steps: list[GoldenStep] = field(default_factory=list)
+    all_steps: list[GoldenStep] = field(default_factory=list)   # every roadblock chain's steps
+    calls: list[GoldenStep] = field(default_factory=list)       # every golden call: the trace (else all_steps)
 
     @property
     def budget(self) -> int:
@@ -63,8 +64,9 @@ def golden_view(leg: Leg, resolve: Resolver | None = None) -> GoldenLeg:
     traced = {(t.stop, t.step): t for t in leg.trace}
     pages = [(s.index, page_key(s.page_url, resolve)) for s in leg.stops if s.kind == ROUTE_INFO and s.page_url]
     chains: dict[int, list[GoldenStep]] = {}
+    merges: list[GoldenStep] = []        # an imported merge's code run (computation: no RCR, but a golden call)
     for s in leg.stops:
-        if s.kind != ROADBLOCK or not s.tool_chain:
+        if s.kind not in (ROADBLOCK, MERGE) or not s.tool_chain:
             continue
         chain = []
         for j, step in enumerate(s.tool_chain):
@@ -75,11 +77,19 @@ def golden_view(leg: Leg, resolve: Resolver | None = None) -> GoldenLeg:
             args = refs.resolve(step.args, known, partial=True)
             value = s.value if j == len(s.tool_chain) - 1 else None
             chain.append(GoldenStep(s.index, j, step.tool, _known_args(step.tool, args), "", None, value=value))
-        chains[s.index] = chain
+        if s.kind == MERGE:
+            merges += chain
+        else:
+            chains[s.index] = chain
     gvalues = [(s.index, PreparedValue(s.value)) for s in leg.stops
                if s.kind != FINISH_LINE and is_scalar_value(s.value)]
     steps = [g for chain in chains.values() for g in chain]
-    return GoldenLeg(leg, pages, chains, gvalues, steps)
+    # the golden trace's every call (page fetches, a choice hop's look-ups, searches, chain steps): each
+    # one the golden solution makes, so each one an agent repeats is useful (eta)
+    # (a leg without a trace: its chains' steps, and the code runs of its merges, in stop order)
+    calls = [GoldenStep(**{**asdict(t), "args": _known_args(t.tool, t.args)}) for t in leg.trace] \
+        or sorted(steps + merges, key=lambda g: (g.stop, g.step))
+    return GoldenLeg(leg, pages, chains, gvalues, steps, calls)
 
 
 __all__ = ["GoldenLeg", "GoldenStep", "as_number", "golden_view", "values_match"]

@@ -1,8 +1,10 @@
 """Marginal utility of each tool call: positive (it moved the agent forward) or non_positive.
 
 Two judges share one interface, ``judge(golden, trial) -> list[Judgment]`` (one per call):
-  * ``GoldenTraceJudge``: deterministic; a call is useful when it yields a golden page, a golden
-    tool-step result or a golden value that the trajectory had not obtained before;
+  * ``GoldenTraceJudge``: deterministic; a call is useful when it yields a golden page, repeats a call
+    of the golden trace (any of them: page fetches, a choice hop's look-ups, chain steps; an imported
+    leg without a trace: its chains' steps) or shows a golden value that the trajectory had not
+    obtained before;
   * ``LLMJudge``: asks an OpenAI-compatible endpoint (``pipeline.llm.LLMClient``) for strict JSON
     ``{label: positive|non_positive, confidence, rationale}`` given the trajectory up to the call
     and the call's result; every request goes through ``pipeline.cache`` (kind "llm").
@@ -55,7 +57,7 @@ class GoldenTraceJudge:
     def judge(self, golden: GoldenLeg, trial: Trial) -> list[Judgment]:
         page_keys = {key for _, key in golden.pages}
         seen_pages: set[str] = set()
-        done_steps: set[tuple[int, int]] = set()
+        done_steps: set[int] = set()
         seen_values: set[int] = set()
         out = []
         for i, call in enumerate(trial.calls):
@@ -67,10 +69,11 @@ class GoldenTraceJudge:
                 if key in page_keys and key not in seen_pages:
                     reasons.append(f"reached golden page {key}")
                 seen_pages.add(key)
-            for g in golden.all_steps:
-                if (g.stop, g.step) not in done_steps and g.matches(call.tool, call.args, text):
-                    done_steps.add((g.stop, g.step))
-                    reasons.append(f"golden step {g.stop}.{g.step} ({g.tool})")
+            for n, g in enumerate(golden.calls):
+                if n not in done_steps and g.matches(call.tool, call.args, text):
+                    done_steps.add(n)
+                    reasons.append(f"golden step {g.stop}.{g.step} ({g.tool})" if g.stop is not None
+                                   else f"golden call {n} ({g.tool})")
                     break
             for stop, value in golden.values:
                 if stop not in seen_values and value_in_text(value, index):

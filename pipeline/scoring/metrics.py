@@ -72,19 +72,27 @@ def page_visit_rate(golden: GoldenLeg, trial: Trial, resolve: Resolver | None = 
     return sum(key in fetched for _, key in golden.pages) / len(golden.pages)
 
 
-def chain_executed(chain, trial: Trial) -> bool:
-    """The chain's steps appear, in order, among the agent's calls (other calls may interleave)."""
+def chain_executed(chain, trial: Trial, recorded: bool = False) -> bool:
+    """The chain's steps appear, in order, among the agent's calls (other calls may interleave).
+
+    ``recorded``: the chain is one an imported leg recorded, not one a golden trace ran here. Its
+    steps after one the agent made and the tool failed are not owed: the golden solution's own run of
+    the chain stops at its first failure (``pipeline.execute``; an offline gazetteer without rivers
+    cannot geocode one), and the attempted call counts, the failure being the environment's."""
     k = 0
     for call in trial.calls:
         if k < len(chain) and chain[k].matches(call.tool, call.args, call.result_preview or ""):
             k += 1
+            if recorded and not call.success:
+                return True
     return k == len(chain)
 
 
 def roadblock_completion_rate(golden: GoldenLeg, trial: Trial) -> float | None:
     if not golden.chains:
         return None
-    return sum(chain_executed(chain, trial) for chain in golden.chains.values()) / len(golden.chains)
+    recorded = not golden.leg.trace           # an imported leg: its chains as recorded, never run here
+    return sum(chain_executed(chain, trial, recorded) for chain in golden.chains.values()) / len(golden.chains)
 
 
 def intermediate_accuracy(golden: GoldenLeg, trial: Trial) -> float:

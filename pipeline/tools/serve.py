@@ -149,6 +149,8 @@ def dataset_snapshot(path: str | Path) -> tuple[str | None, str, list[str]]:
         return found.pop(), "the golden traces", leg_ids
     if len(found) > 1:
         raise ServeError(f"{p}: the golden traces name several snapshots ({', '.join(sorted(found))})")
+    if legs and not any(leg.trace for leg in legs):
+        return None, "imported", leg_ids        # AAR imports: no golden trace any snapshot could contradict
     return None, "nowhere", leg_ids
 
 
@@ -158,6 +160,9 @@ def check_dataset(path: str | Path, served: Served, allow_other: bool) -> tuple[
     same = stated is not None and served.snapshot_hash.startswith(stated) and len(stated) >= 12
     if same:
         return f"dataset {path}: {len(leg_ids)} legs, snapshot {stated[:12]} (from {where}) = served", leg_ids
+    if where == "imported":
+        return (f"dataset {path}: {len(leg_ids)} imported legs without golden traces (nothing to differ from "
+                f"snapshot {served.snapshot_hash[:12]})"), leg_ids
     what = (f"was built on snapshot {stated[:12]} (from {where})" if stated
             else "does not say which snapshot it was built on")
     message = f"dataset {path} {what}, but this server serves snapshot {served.snapshot_hash[:12]}"

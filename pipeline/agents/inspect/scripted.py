@@ -5,8 +5,8 @@ the tool server and the scorers; Inspect's own ``mockllm/model`` counts tokens w
 downloads its encoding on first use). Each turn they play the next action of the environment's policy
 (``oracle_actions`` or ``random_actions`` seeded ``<epoch - 1>:<item id>``, as the race's agents), for the
 item of the running sample: a tool call, or a plain reply; on legs the reply is a call of ``submit`` with
-the digit, its message the oracle's worked solution. An AAR leg without a golden trace has no actions to
-replay: the oracle only submits y*.
+the digit, its message the oracle's worked solution. On an AAR leg without a golden trace the oracle makes
+the calls its executor makes here (``environments.oracle_calls``), then submits its working and y*.
 """
 from __future__ import annotations
 
@@ -18,10 +18,13 @@ from inspect_ai.model import modelapi as _modelapi
 from inspect_ai.solver._task_state import sample_state
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from pipeline.agents.environments import environment_for, parse_digit
+from pipeline.agents.environments import environment_for, oracle_calls, parse_digit, worked_solution
+from pipeline.config import load_settings
+from pipeline.tools.registry import Toolbox
 from pipeline.tools.toollog import ToolLog
 
 ITEMS: dict[str, Any] = {}     # item id -> Leg or task row, filled by the tasks of this process
+_ORACLE_CALLS: dict[str, list] = {}   # leg id -> the oracle's calls on an imported leg (its executor's, run here)
 POLICIES = ("oracle", "random")
 
 
@@ -38,8 +41,12 @@ class ScriptedModel(ModelAPI):
         try:
             if self.model_name == "random":
                 return env.random_actions(random.Random(f"{seed}:{env.item_id}"))
-            if is_leg and not item.trace:
-                return [("reply", f"ANSWER: {item.passcode}")]
+            if is_leg and not item.trace:   # the calls its executor makes here, then its working and y*
+                answer = str(item.passcode)
+                if item.leg_id not in _ORACLE_CALLS:        # run once per leg, not once per turn
+                    _ORACLE_CALLS[item.leg_id] = oracle_calls(item, Toolbox(load_settings()))
+                return [*(("act", tool, args) for tool, args in _ORACLE_CALLS[item.leg_id]),
+                        ("message", worked_solution(item, answer)), ("reply", f"ANSWER: {answer}")]
             return env.oracle_actions()
         finally:
             env.close()
