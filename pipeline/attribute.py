@@ -55,6 +55,7 @@ from pipeline.scoring.attribution import Attribution, all_subsets, attribute, ra
 from pipeline.scoring.metrics import final_answer_correct
 from pipeline.tasks.common import FAMILIES, read_task_rows
 from pipeline.tools.registry import Toolbox
+from pipeline.usage import run_cli
 
 TRIAL_COLUMNS = ("default", "test", "config", "test_modules", "label", "item_id", "family", "success", "judged",
                  "answer", "steps", "tokens", "wall_time_s", "stop_reason", "reflections", "module_calls_json",
@@ -327,4 +328,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m pipeline.attribute"))

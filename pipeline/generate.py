@@ -23,6 +23,7 @@ from pipeline.export.aar import write_aar_dir
 from pipeline.model import LEVELS, VARIANTS
 from pipeline.report.stats import spread_line, world_spread
 from pipeline.stages.base import STAGES, StageContext
+from pipeline.usage import run_cli
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -195,4 +196,4 @@ def print_table(result, out) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m pipeline.generate"))

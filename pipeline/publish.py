@@ -28,6 +28,7 @@ from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
 from pipeline.export.hub import CONFIG_NAMES, Release, ReleaseError, assemble, write_release
 from pipeline.tasks.common import family_module, read_task_rows
 from pipeline.tools.registry import Toolbox
+from pipeline.usage import run_cli
 from pipeline.validate import legs_file, validate_dir
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -230,4 +231,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m pipeline.publish"))

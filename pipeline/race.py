@@ -41,6 +41,7 @@ from pipeline.llm import LLMClient
 from pipeline.model import Leg, LegFormatError
 from pipeline.tools.registry import Toolbox
 from pipeline.tools.toollog import ToolLog, call_tool
+from pipeline.usage import run_cli
 
 AGENTS = agents_for("legs")
 
@@ -135,4 +136,4 @@ __all__ = ["AGENTS", "BROKEN", "OVERRUN_NOTE", "SYSTEM_PROMPT", "TOOL_OUTPUT_CHA
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m pipeline.race"))

@@ -1,8 +1,8 @@
-"""``python -m pipeline.score --legs DATASET --runs RUNS_DIR [--judge golden|llm] --out report.json``
+"""``python -m pipeline.score --legs DATASET --runs RUNS_DIR [--judge golden|llm] [--out report.json]``
 
 Scores every trial under RUNS_DIR against its leg (definitions: docs/SCORING.md), prints a
-table by agent, variant and level, and writes the report (aggregates, tool utility) plus the
-per-trial scores next to it as ``<out stem>.trials.jsonl`` and ``<out stem>.trials.parquet``.
+table by agent, variant and level, and with ``--out`` writes the report (aggregates, tool utility)
+plus the per-trial scores next to it as ``<out stem>.trials.jsonl`` and ``<out stem>.trials.parquet``.
 """
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ from rich.table import Table
 
 from pipeline.cache import CallCache
 from pipeline.config import load_settings
-from pipeline.export import DatasetNotFound, load_legs
-from pipeline.model import LegFormatError
+from pipeline.export import load_legs
 from pipeline.scoring.judges import make_judge
 from pipeline.scoring.metrics import TrialScore, aggregate, score_trials
 from pipeline.scoring.tasks import main as score_tasks
 from pipeline.scoring.trials import load_trials
 from pipeline.snapshot.store import SnapshotStore
+from pipeline.usage import run_cli
 
 
 def _resolver(snapshot: str | None) -> Callable | None:
@@ -88,17 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--snapshot", help="snapshot directory whose redirect table resolves URLs (optional)")
     ap.add_argument("--llm-base-url")
     ap.add_argument("--llm-model")
-    ap.add_argument("--out", required=True, help="report JSON path")
+    ap.add_argument("--out", help="report JSON path (without it: the table only)")
     a = ap.parse_args(argv)
     if a.tasks:
         return score_tasks(a.tasks, a.runs, a.out)
 
 
-    try:
-        legs = load_legs(a.legs)
-    except (DatasetNotFound, LegFormatError) as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
+    legs = load_legs(a.legs)            # a missing dataset or runs folder: one line (pipeline.usage.run_cli)
     trials = load_trials(a.runs)
     resolve = _resolver(a.snapshot)
     settings = cache = None
@@ -110,16 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     report = {"legs": str(a.legs), "runs": str(a.runs), "judge": a.judge, "n_legs": len(legs), **aggregate(scores),
               "invalid_trials": [{"trial_id": s.trial_id, "reason": s.invalid_reason} for s in scores
                                  if s.error_class == "invalid"]}
+    print_table(report)
+    for bad in report["invalid_trials"]:
+        print(f"invalid trial {bad['trial_id']}: {bad['reason']}", file=sys.stderr)
+    if a.out is None:
+        return 0
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     jsonl, parquet = write_trials(scores, out)
-    print_table(report)
-    for bad in report["invalid_trials"]:
-        print(f"invalid trial {bad['trial_id']}: {bad['reason']}", file=sys.stderr)
     print(f"report: {out}; per trial: {jsonl}, {parquet}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m pipeline.score"))

@@ -25,6 +25,7 @@ from pipeline.invariants import TraceCheck, check_golden_trace, summarize
 from pipeline.model import LegFormatError
 from pipeline.stages.base import StageContext
 from pipeline.tools.registry import Toolbox
+from pipeline.usage import run_cli
 
 
 def legs_file(path: Path) -> Path:
@@ -172,4 +173,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m pipeline.validate"))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pipeline.config import ConfigError, load_settings
 from pipeline.report.site import write_report
+from pipeline.usage import run_cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,4 +57,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, prog="python -m pipeline.report"))

@@ -161,16 +161,23 @@ def print_task_tables(report: dict) -> None:
         console.print(t)
 
 
-def main(task_dir: str | Path, runs: str | Path, out: str | Path) -> int:
+def main(task_dir: str | Path, runs: str | Path, out: str | Path | None = None) -> int:
+    """Score, print the tables, and with ``out`` write the report and the per-trial lines beside it."""
+    if not Path(task_dir).is_dir():
+        raise FileNotFoundError(f"no task set at {task_dir} (build one with python -m pipeline.tasks build)")
+    if not Path(runs).exists():
+        raise FileNotFoundError(f"no runs at {runs} (race one with python -m pipeline.race --tasks DIR)")
     report, scores = score_task_runs(Path(task_dir), Path(runs))
+    print_task_tables(report)
+    for bad in report["invalid_trials"]:
+        print(f"invalid trial {bad['trial_id']}: {bad['reason']}", file=sys.stderr)
+    if out is None:
+        return 0
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     jsonl = out.with_name(out.stem + ".trials.jsonl")
     jsonl.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in scores), encoding="utf-8")
-    print_task_tables(report)
-    for bad in report["invalid_trials"]:
-        print(f"invalid trial {bad['trial_id']}: {bad['reason']}", file=sys.stderr)
     print(f"report: {out}; per trial: {jsonl}")
     return 0
 

@@ -2,5 +2,6 @@
 import sys
 
 from pipeline.tasks.common import main
+from pipeline.usage import run_cli
 
-sys.exit(main())
+sys.exit(run_cli(main, prog="python -m pipeline.tasks"))

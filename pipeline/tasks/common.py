@@ -427,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
 
     reports = validate_task_set(args.dir, settings, from_cache=args.from_cache)
     if not reports:
-        print(f"no task rows found in {args.dir}")
+        print(f"error: no task rows found in {args.dir}", file=sys.stderr)
         return 1
     for report in reports:
         print_report(report)
