@@ -4,6 +4,12 @@ Optionally the same for a synthetic ZIM archive. Prints; never fails. Files go t
 /tmp/legwork-import-speed), never into the repository; they are removed unless --keep.
 
     python benchmarks/import_speed.py [--size-mb 2048] [--workers N] [--bz2] [--zim-mb 0] [--keep]
+    python benchmarks/import_speed.py --dump DUMP [--workers 1,2] [--dask-workers 1,2]
+
+``--dump`` measures a dump made elsewhere (benchmarks/synthetic_wiki.py writes Wikipedia-shaped
+multistream dumps with their index); ``--workers`` and ``--dask-workers`` take a list: one build a
+value, then the speed-up of the most workers against the fewest (the snapshots must be the same
+bytes, which is checked).
 
 The dump repeats the sample's 206 pages (106 long articles, 99 redirects) as copies whose titles
 are renamed ("Alabama (copy 17)"); every article link is remapped onto a sample article (chosen
@@ -239,10 +245,13 @@ def _memory(pid: int) -> tuple[int, int]:
     return pss, rss
 
 
-def measure(source: Path, out: Path, workers: int | None) -> dict:
+def measure(source: Path, out: Path, workers: int | None, dask_workers: int | None = None) -> dict:
     cmd = [sys.executable, "-m", "pipeline.snapshot", "build", "--from", str(source), "--out", str(out), "--fresh"]
     if workers:
         cmd += ["--workers", str(workers)]
+    if dask_workers:
+        cmd += ["--dask-workers", str(dask_workers)]
+    load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -266,15 +275,17 @@ def measure(source: Path, out: Path, workers: int | None) -> dict:
     reader.join(timeout=5)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     writing = next((t for t, line in lines if line.startswith("writing ")), None)
-    return {"ok": proc.returncode == 0, "wall": wall, "import": writing, "lines": lines,
+    return {"ok": proc.returncode == 0, "wall": wall, "import": writing, "lines": lines, "load": load,
             "cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
             "peak_pss": peak_pss, "peak_rss": peak_rss, "max_single_rss": after.ru_maxrss * 1024}
 
 
-def report(kind: str, stats: dict, m: dict, out: Path, workers: int | None) -> None:
+def report(kind: str, stats: dict, m: dict, out: Path, workers: int | None, label: str = "") -> None:
     mb = stats["bytes"] / 1e6
-    print(f"{kind}: {mb:.1f} MB ({stats['articles']} articles, {stats['redirects']} redirects, "
-          f"{stats['copies']} copies of the sample), workers {workers or 'default'}")
+    what = (f"{stats['articles']} articles, {stats['redirects']} redirects, {stats['copies']} copies of the sample"
+            if "copies" in stats else f"{stats['pages']} pages")
+    print(f"{kind}: {mb:.1f} MB ({what}), {label or 'workers ' + str(workers or 'default')}"
+          f" (load average {m.get('load', 0):.1f} at the start)")
     if not m["ok"]:
         print("  build FAILED:\n    " + "\n    ".join(line for _, line in m["lines"][-15:]))
         return
@@ -292,21 +303,64 @@ def report(kind: str, stats: dict, m: dict, out: Path, workers: int | None) -> N
           f"{manifest['counts']['links_in_snapshot']} of {manifest['counts']['links']}")
 
 
+def dump_stats(dump: Path) -> dict:
+    """XML bytes and pages of a dump made elsewhere (read once, not timed)."""
+    size = pages = 0
+    for raw in XmlDumpReader(dump):
+        pages, size = raw.index, raw.end
+    return {"bytes": size, "pages": pages}
+
+
+def _counts(text: str | None) -> list[int | None]:
+    return [int(v) for v in text.split(",")] if text else [None]
+
+
+def compare(dump: Path, stats: dict, out_dir: Path, workers: list, dask: bool) -> None:
+    """One build a worker count; the speed-up of the most against the fewest, the bytes checked equal."""
+    walls, hashes = {}, set()
+    for n in workers:
+        out = out_dir / f"snapshot-{'dask' if dask else 'pool'}-{n}"
+        m = measure(dump, out, None if dask else n, n if dask else None)
+        report("XML dump", stats, m, out, n, f"{'Dask workers' if dask else 'workers'} {n}")
+        if m["ok"]:
+            walls[n] = m["wall"]
+            hashes.add(json.loads((out / "manifest.json").read_text())["hash"])
+        shutil.rmtree(out, ignore_errors=True)
+    if len(walls) > 1:
+        lo, hi = min(walls), max(walls)
+        print(f"{'Dask' if dask else 'process pool'}: {hi} workers against {lo}: {walls[lo] / walls[hi]:.2f}x "
+              f"({walls[lo]:.1f} s / {walls[hi]:.1f} s), snapshots {'the same bytes' if len(hashes) == 1 else 'DIFFER'}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size-mb", type=float, default=2048, help="XML dump size (0: no dump)")
     ap.add_argument("--zim-mb", type=float, default=0, help="HTML in a synthetic ZIM (0: no ZIM)")
-    ap.add_argument("--workers", type=int, default=None, help="passed to snapshot build (default: every core)")
+    ap.add_argument("--workers", default=None, help="passed to snapshot build (default: every core); with --dump, "
+                    "a list (1,2) compares them")
+    ap.add_argument("--dask-workers", default=None, help="with --dump: local Dask clusters of these sizes (1,2)")
+    ap.add_argument("--dump", type=Path, default=None, help="measure this dump instead of making one")
     ap.add_argument("--bz2", action="store_true", help="compress the dump (multistream .xml.bz2)")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/legwork-import-speed"))
     ap.add_argument("--keep", action="store_true", help="keep the dump and the snapshot")
     a = ap.parse_args()
-    if not SAMPLE.is_file():
-        print(f"no sample dump at {SAMPLE}")
-        return 0
     a.dir.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(a.dir).free / 1e9
     print(f"{a.dir}: {free:.0f} GB free; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if a.dump is not None:
+        stats = dump_stats(a.dump)
+        print(f"{a.dump}: {a.dump.stat().st_size / 1e6:.0f} MB on disk, {stats['bytes'] / 1e6:.0f} MB of XML, "
+              f"{stats['pages']} pages")
+        if a.workers or not a.dask_workers:
+            compare(a.dump, stats, a.dir, _counts(a.workers), dask=False)
+        if a.dask_workers:
+            compare(a.dump, stats, a.dir, _counts(a.dask_workers), dask=True)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        return 0
+    if not SAMPLE.is_file():
+        print(f"no sample dump at {SAMPLE}")
+        return 0
+    workers = _counts(a.workers)[0]
     try:
         if a.size_mb > 0:
             dump = a.dir / ("synthetic.xml.bz2" if a.bz2 else "synthetic.xml")
@@ -314,8 +368,8 @@ def main() -> int:
             stats = write_dump(dump, a.size_mb, a.bz2)
             print(f"wrote {dump} ({dump.stat().st_size / 1e6:.0f} MB on disk) in {time.monotonic() - t:.0f} s")
             out = a.dir / "snapshot"
-            m = measure(dump, out, a.workers)
-            report("XML dump" + (" (bz2)" if a.bz2 else ""), stats, m, out, a.workers)
+            m = measure(dump, out, workers)
+            report("XML dump" + (" (bz2)" if a.bz2 else ""), stats, m, out, workers)
         if a.zim_mb > 0:
             zim = a.dir / "synthetic.zim"
             zim.unlink(missing_ok=True)
@@ -323,8 +377,8 @@ def main() -> int:
             stats = write_zim(zim, a.zim_mb)
             print(f"wrote {zim} ({zim.stat().st_size / 1e6:.0f} MB on disk) in {time.monotonic() - t:.0f} s")
             out = a.dir / "snapshot-zim"
-            m = measure(zim, out, a.workers)
-            report("ZIM (HTML bytes)", stats, m, out, a.workers)
+            m = measure(zim, out, workers)
+            report("ZIM (HTML bytes)", stats, m, out, workers)
         print(f"load average after: {os.getloadavg()[0]:.1f}")
     finally:
         if not a.keep:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 
-from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+import numpy as np
+from py3langid.langid import MODEL_DIR, MODEL_FILE, RAW_FLOOR, LanguageIdentifier
 
 MIN_CHARS = 200           # shorter text gives no verdict
 MIN_PROBABILITY = 0.9     # normalised probability of the best language
@@ -20,11 +21,63 @@ _identifier = None
 _lock = threading.Lock()
 
 
+class _Identifier(LanguageIdentifier):
+    """py3langid's identifier with its byte walk in numpy: the same scores, some 3 times faster
+    (the walk was a quarter of an import's CPU).
+
+    The model's byte automaton is an Aho-Corasick one (a state is the longest suffix read that is a
+    prefix of a feature), so the state after a byte depends only on the last ``depth`` bytes:
+    every position's state is found at once by walking ``depth`` bytes from the start state. The
+    features come out in the order py3langid's ``visit_counts`` counts them (first occurrence), so
+    the scores are summed in the same order: the same floats (tests/test_snapshot_language.py
+    checks the counts against ``visit_counts`` on every sample page)."""
+
+    def _arrays(self):
+        arrays = self.__dict__.get("_np")
+        if arrays is None:
+            nm = np.frombuffer(self.tk_nextmove, dtype=np.uint32).astype(np.int64)
+            rowbase = np.asarray(self._rowbase, dtype=np.int64)
+            depth = np.full(len(rowbase), -1, dtype=np.int64)
+            depth[0], frontier, d = 0, np.zeros(1, dtype=np.int64), 0
+            while len(frontier):                 # breadth first: a state's depth is its string's length
+                d += 1
+                nxt = np.unique(nm[(rowbase[frontier][:, None] + np.arange(256)).ravel()])
+                frontier = nxt[depth[nxt] < 0]
+                depth[frontier] = d
+            arrays = self._np = (nm, rowbase, np.asarray(self.tk_output, dtype=np.int64), int(depth.max()))
+        return arrays
+
+    def feature_counts(self, data: bytes) -> dict[int, int] | None:
+        """``py3langid.langid.visit_counts`` of ``data``: {feature: count} in first-seen order, or None."""
+        nm, rowbase, output, depth = self._arrays()
+        text = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
+        n = len(text)
+        states = np.zeros(n, dtype=np.int64)
+        for k in range(depth):                   # position i reads byte i - depth + 1 + k
+            lo = depth - 1 - k
+            if lo < n:
+                states[lo:] = nm[rowbase[states[lo:]] + text[:n - lo]]
+        features = output[states]
+        features = features[features >= 0]
+        if not len(features):
+            return None
+        unique, first, counts = np.unique(features, return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")
+        return dict(zip(unique[order].tolist(), counts[order].tolist(), strict=True))
+
+    def _raw_score(self, text):
+        visits = self.feature_counts(text)
+        if visits:
+            return self._sparse_score(visits, self.nb_ptc)
+        fill = 0.0 if self._norm_probs else RAW_FLOOR
+        return np.full(len(self.nb_classes), fill, dtype=np.float32)
+
+
 def _model():
     global _identifier
     with _lock:
         if _identifier is None:
-            _identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
+            _identifier = _Identifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
     return _identifier
 
 
