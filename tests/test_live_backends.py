@@ -419,9 +419,10 @@ def test_web_search_with_mediawiki(tmp_path):
         sent = server.hits("/w/api.php")[0].query
     assert (sent["list"], sent["srsearch"], sent["srlimit"]) == ("search", "Ulm", "2")
     assert data["results"] == [
-        {"title": "Ulm Minster", "url": "https://en.wikipedia.org/wiki/Ulm_Minster",
+        {"rank": 1, "title": "Ulm Minster", "url": "https://en.wikipedia.org/wiki/Ulm_Minster",
          "snippet": "The Ulm Minster is a Lutheran church & the tallest"},
-        {"title": "Ulm", "url": "https://en.wikipedia.org/wiki/Ulm", "snippet": "Ulm is a city"}]
+        {"rank": 2, "title": "Ulm", "url": "https://en.wikipedia.org/wiki/Ulm", "snippet": "Ulm is a city"}]
+    assert (data["total"], data["next_offset"], sent["sroffset"]) == (5123, 2, "0")     # paging: issue 33
 
 
 def test_web_search_with_serper_key(tmp_path):

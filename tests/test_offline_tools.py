@@ -225,3 +225,17 @@ def test_simulated_places_are_one_set_whatever_the_radius(toolbox):
     for small, large in itertools.pairwise((1000, 2000, 5000, 50000)):
         assert set(ids[small]) <= set(ids[large])          # a wider search adds places, never swaps them
         assert all(p["distance_m"] <= small for p in found[small]["places"])
+
+
+def test_a_place_search_without_a_radius_names_the_nearest_match(toolbox):
+    """Issue 34 item 7: no airport within the default 2 km of Athens' point: the answer names the nearest
+    (and says how far) instead of answering none; with radius_m given, none stays none."""
+    found = call(toolbox, "maps_search_places", {"query": "airport", "location": "Athens"})
+    assert found["count"] == 0 and found["places"] == []
+    nearest = found["nearest"]
+    assert nearest["iata"] and 2000 < nearest["distance_m"] < 50000 and f"{nearest['distance_m']:,.0f} m" in found["note"]
+    within = call(toolbox, "maps_search_places", {"query": "airport", "location": "Athens",
+                                                  "radius_m": nearest["distance_m"] + 1})
+    assert within["places"][0]["place_id"] == nearest["place_id"]
+    given = call(toolbox, "maps_search_places", {"query": "airport", "location": "Athens", "radius_m": 2000})
+    assert given["count"] == 0 and "nearest" not in given

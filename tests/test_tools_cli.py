@@ -78,22 +78,38 @@ def test_tool_error_exits_1_with_json(cache_args):
     assert "no offline generator" in json.loads(done.stdout)["error"]
 
 
-def test_long_output_is_truncated_with_a_marker(cache_args):
+def test_long_output_is_shortened_inside_its_json(cache_args):
+    """A long result is shortened inside its JSON, never cut as text: the output parses, fits the cut and
+    says what was left out; the short fields keep their values."""
     code = json.dumps({"code": "print('y' * 20000)"})
     done = run_cli(*cache_args, "call", "python_execute_code", code)
     assert done.returncode == 0
     printed = done.stdout.rstrip("\n")
     full = run_cli(*cache_args, "--max-chars", "1000000", "call", "python_execute_code", code).stdout.rstrip("\n")
     assert len(full) > 20000 and json.loads(full)["stdout"] == "y" * 20000 + "\n"
-    cut = len(full) - 8000
-    shown, marker = printed[:8000], printed[8000:]
-    assert marker == (f"\n[output truncated: {cut} of {len(full)} characters cut; "
-                      f"--max-chars {len(full)} before the command prints all]")
-    # the short fields come before the long one that is cut (blind race 13: a page cut before its title)
-    head = shown[:shown.index('"stdout"')]
-    for field in ('"exit_code"', '"provenance"', '"timed_out"', '"units"'):
-        assert field in head
-    assert shown.endswith("y" * 100)
+    assert len(printed) <= 8000
+    shown = json.loads(printed)
+    assert shown["stdout"].startswith("y" * 7000) and len(shown["stdout"]) < 8000
+    assert shown["shortened"] == {"stdout": f"the first {len(shown['stdout']) - 2} of 20001 characters"}
+    assert all(shown[k] == v for k, v in json.loads(full).items() if k != "stdout")
+
+
+def test_options_after_call_and_a_long_page_at_the_default_cut(tmp_path, cache_args):
+    """``call TOOL JSON --max-chars N --log F`` reads as the options before ``call`` (blind race 14); a long
+    page printed at the default cut is strict JSON that shows its section titles (Asia, issue 33)."""
+    log = tmp_path / "log.jsonl"
+    after = run_cli("call", "fetch_webpage", '{"url": "Asia"}', "--max-chars", "8000", "--log", str(log), *cache_args)
+    before = run_cli(*cache_args, "--max-chars=8000", "call", "fetch_webpage", '{"url": "Asia"}')
+    assert after.returncode == before.returncode == 0, after.stderr
+    assert after.stdout == before.stdout and len(after.stdout.rstrip("\n")) <= 8000
+    page = json.loads(after.stdout)
+    assert [c["title"] for c in page["contents"]][-1] == "See also" and page["infobox"]
+    assert json.loads(log.read_text())["tool"] == "fetch_webpage"
+    small = run_cli(*cache_args, "call", "web_search", '{"query": "capital city", "num_results": 50}', "--max-chars", "1500")
+    found = json.loads(small.stdout)
+    assert len(small.stdout.rstrip("\n")) <= 1500 and found["next_offset"] == len(found["results"]) < 50
+    pretty = run_cli(*cache_args, "call", "fetch_webpage", '{"url": "Asia"}', "--pretty")
+    assert json.loads(pretty.stdout)["title"] == "Asia" and len(pretty.stdout.rstrip("\n")) <= 8000
 
 
 def test_a_cut_object_keeps_its_short_fields_in_key_order_and_its_length():

@@ -42,6 +42,46 @@ _SEARCHES_KEPT = 100_000
 # in a process shares them (each run and each single-leg context opens its own store)
 _TABLES: dict[str, dict[str, object]] = {}
 
+SEARCH_MODES = ("words", "all_words", "phrase")                         # ``search_page``'s modes
+SEARCH_FIELDS = ("all", "title", "description", "lead", "infobox")      # and the fields it may search
+_FTS_COLUMNS = ("title", "description", "lead", "infobox")              # pages_fts's columns, in order
+# the largest world whose BM25 is computed in memory (``search_index``); a larger one is ranked by
+# SQLite FTS5 alone: benchmarks/search_scale.py measured both at 10^6 pages (benchmarks/results/search_scale.txt)
+IN_MEMORY_MAX_ROWS = 200_000
+# the orderings of paged searches, by (snapshot hash, query, mode, field, candidate limit): the next page
+# of a search read in one process (the MCP server) is a slice of the same order
+_PAGINGS: dict[tuple, _Ordering] = {}
+_PAGINGS_KEPT = 256
+
+
+class _Ordering:
+    """A paged search's total order: the rows ``first`` (score, title, rowid) in their order, then every
+    other match in the order of ``more(m)`` (the m best matches by (-BM25, title), None: no others)."""
+
+    def __init__(self, total: int, fts_query: str, first: list[tuple[float, str, int]], more):
+        self.total, self.fts_query, self.first, self.more = total, fts_query, first, more
+        self._best: list[tuple[float, str, int]] = []     # the longest ``more(m)`` read yet (a prefix of any longer)
+        self._asked = 0
+
+    def rows(self, n: int) -> list[tuple[float, str, int]]:
+        """The first ``n`` rows of the order."""
+        if n <= len(self.first) or self.more is None:
+            return self.first[:n]
+        seen = {rowid for _, _, rowid in self.first}
+        need = n - len(self.first)
+        m = need + len(self.first)  # at most len(first) of the m best are in ``first``: the rest hold the need best others
+        if m > self._asked:         # read ahead: the next pages of one reader cost no more queries
+            self._asked = max(m, 2 * self._asked)
+            self._best = self.more(self._asked)
+        return self.first + [row for row in self._best[:m] if row[2] not in seen][:need]
+
+
+def phrase_pattern(text: str) -> re.Pattern:
+    """Mode ``phrase``'s test of one field's text: ``text`` as written, case aside, a run of white space
+    as any run, with no letter or digit just before or after it (whole words; no stemming)."""
+    body = r"\s+".join(re.escape(part) for part in text.split())
+    return re.compile(r"(?<![^\W_])" + body + r"(?![^\W_])", re.IGNORECASE)
+
 
 class SnapshotError(RuntimeError):
     """The snapshot directory is missing, incomplete or corrupt; the message says which."""
@@ -230,10 +270,12 @@ class SnapshotStore:
 
         BM25 is SQLite FTS5's, with the column weights ``_TITLE_COLUMN_WEIGHTS``, computed in memory
         from the table's own postings (``search_index``: the same numbers, without scoring every
-        matching row in SQL); a query word the tokenizer splits into a phrase goes to SQLite. Snippets
-        and descriptions are read for the ``k`` rows shown (``snippets=False``: titles, URLs and
-        scores only, for checks that need no more: the snippet query is a third of a search).
-        Results are kept for the process (``_SEARCHES``).
+        matching row in SQL) in a world of at most ``IN_MEMORY_MAX_ROWS`` pages; a larger world, or a
+        query word the tokenizer splits into a phrase, is ranked by SQLite's own ``bm25()`` (the same
+        numbers again). Snippets and descriptions are read for the ``k`` rows shown (``snippets=False``:
+        titles, URLs and scores only, for checks that need no more: the snippet query is a third of a
+        search). Results are kept for the process (``_SEARCHES``). ``search_page`` is the paged search
+        the ``web_search`` tool gives: its first page is this list.
         """
         key = (self.hash, query or "", int(k), bool(snippets))
         hits = _SEARCHES.get(key)
@@ -245,22 +287,48 @@ class SnapshotStore:
         return [dict(hit) for hit in hits]   # the caller's to change
 
     def _search(self, query: str, k: int, snippets: bool) -> list[dict]:
-        words = re.findall(r"\w+", (query or "").lower())
-        if not words or k <= 0:
+        if k <= 0:
             return []
+        ranked = self._words_ranking(query, max(50, 10 * int(k)))
+        if ranked is None:
+            return []
+        scored, fts_query, _ = ranked
+        return self._shown(scored[:k], fts_query, snippets)
+
+    def _shown(self, best: list[tuple[float, str, int]], fts_query: str, snippets: bool, column: int = 2) -> list[dict]:
+        """The result dicts of ``best`` (score, title, rowid): the snippet is FTS5's of ``column`` (the
+        lead) around the query's matches, or the description when the column shows none."""
+        if not snippets:
+            return [{"title": title, "url": title_to_url(title), "score": score} for score, title, _ in best]
+        shown = {rowid: (description, snippet) for rowid, description, snippet in self._conn().execute(
+            f"SELECT rowid, description, snippet(pages_fts, {int(column)}, '', '', '…', 24) FROM pages_fts "
+            f"WHERE pages_fts MATCH ? AND rowid IN ({', '.join('?' * len(best))})",
+            (fts_query, *(rowid for _, _, rowid in best)))} if best else {}
+        return [{"title": title, "url": title_to_url(title),
+                 "snippet": " ".join((shown[rowid][1] or "").split()) or shown[rowid][0], "score": score}
+                for score, title, rowid in best]
+
+    def _words_ranking(self, query: str, limit: int):
+        """The default ranking's candidates: the ``limit`` best rows by BM25 (ties by title) and the
+        title runs, re-scored with the title bonus and sorted by (-score, title); with the FTS5 query
+        and the in-memory scores of every row (None when SQLite ranked). None for a query of no words."""
+        words = re.findall(r"\w+", (query or "").lower())
+        if not words:
+            return None
         content_words = [w for w in words if w not in _QUERY_STOPWORDS] or words
         phrases = list(dict.fromkeys(content_words))
         fts_query = " OR ".join('"' + w + '"' for w in phrases)
-        limit = max(50, 10 * int(k))
         raw_words = re.findall(r"\w+", query or "")
-        index = self.search_index()
-        tokens = [index.tokens(w) for w in phrases]
-        if all(len(t) == 1 for t in tokens):
-            candidates, extra = self._rank_in_memory(index, [t[0] for t in tokens], raw_words, limit)
-        else:   # a word the tokenizer splits (a phrase of several tokens): SQLite ranks it
+        scores = None
+        if self.in_memory_search():
+            index = self.search_index()
+            tokens = [index.tokens(w) for w in phrases]
+            if all(len(t) == 1 for t in tokens):
+                scores = index.score([t[0] for t in tokens])
+                candidates, extra = self._rank_scores(scores, raw_words, limit)
+        if scores is None:   # a large world, or a word the tokenizer splits (a phrase of several tokens)
             candidates, extra = self._rank_in_sql(fts_query, raw_words, limit)
         candidates += extra
-        conn = self._conn()
         query_words = set(words)
         scored = []
         for title, bm25, rowid in candidates:
@@ -269,16 +337,123 @@ class SnapshotStore:
             share = sum(1 for w in title_words if w in query_words) / len(title_words) if title_words else 0.0
             scored.append((round(bm25 + _TITLE_BONUS * share * share, 6), title, rowid))
         scored.sort(key=lambda r: (-r[0], r[1]))
-        best = scored[:k]
-        if not snippets:
-            return [{"title": title, "url": title_to_url(title), "score": score} for score, title, _ in best]
-        shown = {rowid: (description, snippet) for rowid, description, snippet in conn.execute(
-            f"SELECT rowid, description, snippet(pages_fts, 2, '', '', '…', 24) FROM pages_fts "
-            f"WHERE pages_fts MATCH ? AND rowid IN ({', '.join('?' * len(best))})",
-            (fts_query, *(rowid for _, _, rowid in best)))} if best else {}
-        return [{"title": title, "url": title_to_url(title),
-                 "snippet": " ".join((shown[rowid][1] or "").split()) or shown[rowid][0], "score": score}
-                for score, title, rowid in best]
+        return scored, fts_query, scores
+
+    def in_memory_search(self) -> bool:
+        """Is the default ranking's BM25 computed in memory (``search_index``)? Only in a world of at most
+        ``IN_MEMORY_MAX_ROWS`` pages: its postings take about 16 bytes each, a 10⁶-page world's far more
+        memory than a tool call may take (benchmarks/search_scale.py); a larger world is ranked by SQLite."""
+        return len(self) <= IN_MEMORY_MAX_ROWS
+
+    def search_page(self, query: str, offset: int = 0, k: int = 10, mode: str = "words", field: str = "all",
+                    snippets: bool = True) -> dict:
+        """One page of a search that can be read to its end: ``{"total", "results", "next_offset"}``.
+
+        ``total`` is the exact number of pages that match; ``results`` are the matches ranked
+        ``offset + 1`` to ``offset + k`` (each with its ``rank``), ``next_offset`` where the next page
+        starts (None after the last). The ranking is a total order, a function of the snapshot, the
+        query, ``mode``, ``field`` and (in mode ``words`` over every field) ``k``: pages read with one
+        ``k`` give every match exactly once.
+
+        ``mode`` (``SEARCH_MODES``): ``words``, a page holding any of the query's words after common words
+        are dropped, each matched by its porter stem as the tokenizer makes it ("deserts" finds "desert");
+        ``all_words``, a page holding every word of the query (none dropped), by stem; ``phrase``, a page
+        whose text holds the query exactly as written, case aside (runs of white space count as one), as
+        whole words: no letter or digit just before or after it, no stemming ("Sahara" does not find
+        "Saharan"). ``field`` (``SEARCH_FIELDS``): the text that must match: every field (title,
+        short description, opening text, infobox values), or only one; a phrase must lie inside one field.
+
+        Ranking: in mode ``words`` over every field, this is ``search``'s ranking (its first ``k`` are
+        ``search(query, k)``): the ``max(50, 10k)`` best by BM25 and the pages a run of the query's words
+        names, re-scored with the title bonus, then every other match by BM25; ties by title. In any
+        other mode or field, BM25 of the matching words (only the chosen field's instances count), ties by title.
+        """
+        if mode not in SEARCH_MODES:
+            raise ValueError(f"mode must be one of {', '.join(SEARCH_MODES)}, not {mode!r}")
+        if field not in SEARCH_FIELDS:
+            raise ValueError(f"field must be one of {', '.join(SEARCH_FIELDS)}, not {field!r}")
+        offset, k = max(0, int(offset)), max(0, int(k))
+        column = {"description": 1, "infobox": 3}.get(field, 2)    # the snippet's column: the lead, or the one searched
+        key = (self.hash, query or "", mode, field, max(50, 10 * k) if mode == "words" and field == "all" else 0)
+        order = _PAGINGS.get(key)
+        if order is None:
+            if mode == "words" and field == "all":
+                order = self._paged_words(query, max(50, 10 * k))
+            else:
+                order = self._paged_matches(query, mode, field)
+            if len(_PAGINGS) >= _PAGINGS_KEPT:
+                _PAGINGS.clear()
+            _PAGINGS[key] = order
+        total, fts_query = order.total, order.fts_query
+        rows = order.rows(offset + k)[offset:offset + k]
+        hits = self._shown(rows, fts_query, snippets, column) if rows else []
+        for i, hit in enumerate(hits):
+            hit["rank"] = offset + i + 1
+        end = offset + len(hits)
+        return {"total": total, "results": hits, "next_offset": end if end < total and hits else None}
+
+    def _paged_words(self, query: str, limit: int) -> _Ordering:
+        """``search_page``'s default ranking: ``_words_ranking``'s candidates, then every other match by
+        (-BM25, title)."""
+        ranked = self._words_ranking(query, limit)
+        if ranked is None:
+            return _Ordering(0, "", [], None)
+        scored, fts_query, scores = ranked
+        if scores is not None:
+            total = int(np.count_nonzero(scores > 0.0))
+            return _Ordering(total, fts_query, scored, lambda m: self._top_scores(scores, m))
+        total = self._count(fts_query)
+        return _Ordering(total, fts_query, scored, lambda m: self._top_in_sql(fts_query, m))
+
+    def _paged_matches(self, query: str, mode: str, field: str) -> _Ordering:
+        """``search_page``'s ranking in the other modes and fields: every match by (-BM25, title)."""
+        words = re.findall(r"\w+", query or "")
+        if not words:
+            return _Ordering(0, "", [], None)
+        scope = "" if field == "all" else f"{field} : "
+        if mode == "phrase":
+            text = " ".join((query or "").split())
+            fts_query = scope + '"' + text.replace('"', '""') + '"'
+            return self._phrase_ordering(text, fts_query, field)
+        words = [w.lower() for w in words]
+        if mode == "words":     # common words dropped, as the default field drops them
+            words = [w for w in words if w not in _QUERY_STOPWORDS] or words
+        unique = list(dict.fromkeys(words))
+        joined = (" OR " if mode == "words" else " AND ").join('"' + w + '"' for w in unique)
+        fts_query = f"{scope}({joined})" if scope else joined
+        return _Ordering(self._count(fts_query), fts_query, [], lambda m: self._top_in_sql(fts_query, m))
+
+    def _phrase_ordering(self, text: str, fts_query: str, field: str) -> _Ordering:
+        """Mode ``phrase``: FTS5's phrase (stemmed: a superset) narrowed by the exact whole-word pattern."""
+        pattern = phrase_pattern(text)
+        columns = _FTS_COLUMNS if field == "all" else (field,)
+        rank = f"-bm25(pages_fts, {', '.join(str(w) for w in _TITLE_COLUMN_WEIGHTS)})"
+        found = []
+        for row in self._conn().execute(
+                f"SELECT rowid, {rank}, title, {', '.join(columns)} FROM pages_fts WHERE pages_fts MATCH ?",
+                (fts_query,)):
+            if any(value and pattern.search(value) for value in row[3:]):
+                found.append((row[1], row[2], row[0]))
+        found.sort(key=lambda r: (-r[0], r[1]))
+        return _Ordering(len(found), fts_query, [(round(s, 6), t, r) for s, t, r in found], None)
+
+    def _count(self, fts_query: str) -> int:
+        return int(self._conn().execute("SELECT count(*) FROM pages_fts WHERE pages_fts MATCH ?",
+                                        (fts_query,)).fetchone()[0])
+
+    def _top_scores(self, scores: np.ndarray, m: int) -> list[tuple[float, str, int]]:
+        """The ``m`` best matching rows of in-memory ``scores`` by (-score, title)."""
+        matched = np.flatnonzero(scores > 0.0)
+        if len(matched) > m:   # every row scoring at least the m-th best, ties included
+            cut = np.partition(scores[matched], len(matched) - m)[len(matched) - m]
+            matched = matched[scores[matched] >= cut]
+        titles = self._titles_of([int(r) for r in matched])
+        best = sorted(((float(scores[r]), titles[int(r)], int(r)) for r in matched), key=lambda c: (-c[0], c[1]))[:m]
+        return [(round(score, 6), title, rowid) for score, title, rowid in best]
+
+    def _top_in_sql(self, fts_query: str, m: int) -> list[tuple[float, str, int]]:
+        """The ``m`` best rows matching ``fts_query`` by (-bm25, title), ranked by SQLite."""
+        return [(round(bm25, 6), title, rowid) for title, bm25, rowid in self._best_in_sql(fts_query, m)]
 
     def search_index(self) -> SearchIndex:
         """The in-memory BM25 index (``search_index``): one per snapshot and process, loaded from
@@ -303,7 +478,9 @@ class SnapshotStore:
     def _title_runs(self, raw_words: list[str], seen: set[str]) -> list[str]:
         """Pages titled by a run of the query's words ("Ray Charles" in "Ray Charles birthplace"): they
         join the candidates even when many longer pages outrank them on BM25 alone."""
-        keys = self._name_keys()
+        small = self.in_memory_search()
+        keys = self._name_keys() if small else None
+        resolve = self.resolve if small else self._resolve_in_sql
         # a run of ASCII words without underscores resolves only if its words, ASCII lower-cased as
         # ``resolve`` compares them, are a title's or a redirect's (the test is exact); others are tried
         plain = [w.isascii() and "_" not in w for w in raw_words]
@@ -311,13 +488,28 @@ class SnapshotStore:
         runs: list[str] = []
         for n in range(min(len(raw_words), 6), 0, -1):
             for i in range(len(raw_words) - n + 1):
-                if all(plain[i:i + n]) and tuple(low[i:i + n]) not in keys:
+                if keys is not None and all(plain[i:i + n]) and tuple(low[i:i + n]) not in keys:
                     continue
-                title = self.resolve(" ".join(raw_words[i:i + n]))
+                title = resolve(" ".join(raw_words[i:i + n]))
                 if title is not None and title not in seen:
                     seen.add(title)
                     runs.append(title)
         return runs
+
+    def _resolve_in_sql(self, name: str) -> str | None:
+        """``resolve`` by three indexed queries, without reading every title into memory (a large world)."""
+        title = title_from_url(name)
+        if not title:
+            return None
+        conn = self._conn()
+        if conn.execute("SELECT 1 FROM pages WHERE title = ?", (title,)).fetchone():
+            return title
+        row = conn.execute("SELECT target FROM redirects WHERE alias = ?", (title,)).fetchone()
+        if row:
+            return row[0]
+        # NOCASE is ASCII lower-casing, as ``resolve`` compares; its index lists equal titles by title
+        same = [r[0] for r in conn.execute("SELECT title FROM pages WHERE title = ? COLLATE NOCASE LIMIT 2", (title,))]
+        return same[0] if len(same) == 1 else None
 
     def _name_keys(self) -> frozenset[tuple[str, ...]]:
         """Every title and redirect as its words, ASCII lower-cased as ``resolve`` compares them."""
@@ -332,7 +524,9 @@ class SnapshotStore:
     def _rank_in_memory(self, index: SearchIndex, phrases: list[str], raw_words: list[str], limit: int):
         """The ``limit`` best rows by (score, title), and the title runs' matching rows (``_rank_in_sql``'s
         result, from the index's scores)."""
-        scores = index.score(phrases)
+        return self._rank_scores(index.score(phrases), raw_words, limit)
+
+    def _rank_scores(self, scores: np.ndarray, raw_words: list[str], limit: int):
         matched = np.flatnonzero(scores > 0.0)
         if len(matched) > limit:   # every row scoring at least the limit-th best, ties included
             cut = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
@@ -345,19 +539,25 @@ class SnapshotStore:
                  for title in self._title_runs(raw_words, {c[0] for c in candidates}) if scores[ids[title]] > 0.0]
         return candidates, extra
 
-    def _rank_in_sql(self, fts_query: str, raw_words: list[str], limit: int):
-        """``_rank_in_memory`` by SQLite's own ``bm25()``, for queries the index does not take."""
+    def _best_in_sql(self, fts_query: str, limit: int) -> list[tuple[str, float, int]]:
+        """The ``limit`` best rows matching ``fts_query`` by (-bm25, title): (title, score, rowid)."""
         rank = f"bm25(pages_fts, {', '.join(str(w) for w in _TITLE_COLUMN_WEIGHTS)})"
         conn = self._conn()
         hits = conn.execute(f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? ORDER BY {rank} LIMIT ?",
                             (fts_query, limit + _TIE_SLACK)).fetchall()
-        if len(hits) == limit + _TIE_SLACK and hits[-1][1] == hits[limit - 1][1]:
+        if limit > 0 and len(hits) == limit + _TIE_SLACK and hits[-1][1] == hits[limit - 1][1]:
             # ties run past the slack: rank them all by title, as ORDER BY score, title would
             hits = conn.execute(f"SELECT rowid, -{rank} FROM pages_fts WHERE pages_fts MATCH ? AND -{rank} >= ?",
                                 (fts_query, hits[limit - 1][1])).fetchall()
         titles = self._titles_of([rowid for rowid, _ in hits])
         # every row scoring at least the limit-th best is in ``hits``: the limit best by (score, title)
-        candidates = sorted(((titles[rowid], bm25, rowid) for rowid, bm25 in hits), key=lambda c: (-c[1], c[0]))[:limit]
+        return sorted(((titles[rowid], bm25, rowid) for rowid, bm25 in hits), key=lambda c: (-c[1], c[0]))[:limit]
+
+    def _rank_in_sql(self, fts_query: str, raw_words: list[str], limit: int):
+        """``_rank_in_memory`` by SQLite's own ``bm25()``, for queries the index does not take."""
+        rank = f"bm25(pages_fts, {', '.join(str(w) for w in _TITLE_COLUMN_WEIGHTS)})"
+        conn = self._conn()
+        candidates = self._best_in_sql(fts_query, limit)
         runs = self._title_runs(raw_words, {c[0] for c in candidates})
         extra = []
         if runs:
@@ -368,6 +568,13 @@ class SnapshotStore:
         return candidates, extra
 
     def _titles_of(self, rowids: list[int]) -> dict[int, str]:
+        if not self.in_memory_search():   # a large world: read the rows asked for, not every title
+            conn, found = self._conn(), {}
+            for i in range(0, len(rowids), 500):
+                chunk = rowids[i:i + 500]
+                found.update(conn.execute(f"SELECT rowid, title FROM pages_fts WHERE rowid IN ({', '.join('?' * len(chunk))})",
+                                          chunk))
+            return found
         titles = self._table("fts_titles", lambda: dict(self._conn().execute("SELECT rowid, title FROM pages_fts")))
         return {rowid: titles[rowid] for rowid in rowids}
 

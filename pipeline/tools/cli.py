@@ -7,8 +7,10 @@
     python -m pipeline.tools serve [--http] ...                      # the same tools over MCP
 
 ``list`` prints every tool in OpenAI function-calling form (a JSON array). ``call`` prints
-the result object as canonical JSON (what the cache recorded); output longer than
-``--max-chars`` (8,000) is cut with a marker saying how much was cut. Exit status: 0 for
+the result object as canonical JSON (what the cache recorded); a result longer than
+``--max-chars`` (8,000) is shortened inside its JSON (``pipeline.tools.view``: a page keeps its title,
+contents, infobox and first links and says how to read the rest), so the output always parses as strict
+JSON. The executor's options may come before the command or after it. Exit status: 0 for
 an answer, 1 when the tool could not answer (the JSON then holds ``error``) or a replay
 miss, 2 with a one-line message on stderr for an unknown tool, invalid JSON or arguments
 that break the tool's schema. With ``--log FILE`` (or LEGWORK_TOOL_LOG / settings.tool_log)
@@ -51,11 +53,44 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--cache", type=Path, help="record/replay cache file (SQLite)")
     parser.add_argument("--snapshot", type=Path, help="snapshot directory")
     parser.add_argument("--log", type=Path, help="append one JSON line per call to this file")
-    parser.add_argument("--max-chars", type=int, default=MAX_CHARS, help="cut printed results after this many")
+    parser.add_argument("--max-chars", type=int, default=MAX_CHARS,
+                        help="shorten printed results to this many characters (inside their JSON)")
     parser.add_argument("--pretty", action="store_true", help="indent the result JSON")
     parser.add_argument("command", help="list | call | serve | a tool name")
     parser.add_argument("rest", nargs=argparse.REMAINDER, help="for call: TOOL_NAME 'JSON_ARGS'; for serve: its options")
     return parser
+
+
+_VALUED = ("--backend", "--cache", "--snapshot", "--log", "--max-chars")   # the executor's options with a value
+_FLAGS = ("--pretty",)
+
+
+def hoist_options(argv: list[str]) -> list[str]:
+    """``argv`` with the executor's own options that follow ``call`` (or a tool name) moved before it:
+    ``call web_search '{...}' --max-chars 8000`` reads as ``--max-chars 8000 call web_search '{...}'``
+    (blind race 14: agents put them last). ``serve`` keeps its arguments: they are the server's."""
+    head, i = [], 0
+    while i < len(argv) and argv[i].startswith("-"):   # the options before the command, as given
+        head.append(argv[i])
+        if argv[i] in _VALUED and i + 1 < len(argv):
+            head.append(argv[i + 1])
+            i += 1
+        i += 1
+    if i >= len(argv) or argv[i] == "serve":
+        return list(argv)
+    moved, rest, j = [], [argv[i]], i + 1
+    while j < len(argv):
+        token = argv[j]
+        if token in _VALUED and j + 1 < len(argv):
+            moved += [token, argv[j + 1]]
+            j += 2
+            continue
+        if token in _FLAGS or token.split("=", 1)[0] in _VALUED and "=" in token:
+            moved.append(token)
+        else:
+            rest.append(token)
+        j += 1
+    return head + moved + rest
 
 
 def _list_tools() -> int:
@@ -105,13 +140,13 @@ def _call(options: argparse.Namespace, tool: str, raw_args: str | None) -> int:
     except (ReplayMiss, SimulatedRefused, ToolError, Exception) as exc:  # noqa: BLE001 - a message, not a trace
         text = json.dumps({"error": str(exc)}, ensure_ascii=False)
         _log_call(log_path, tool, args, False, text)
-        print(text)
+        print(truncate(text, options.max_chars))
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_TOOL_ERROR
     text = (json.dumps(result.data, indent=2, ensure_ascii=False, sort_keys=True)
             if options.pretty else result.response_json)
     _log_call(log_path, tool, args, result.ok, text)
-    print(truncate(text, options.max_chars))
+    print(truncate(text, options.max_chars, indent=2 if options.pretty else None))
     return EXIT_OK if result.ok else EXIT_TOOL_ERROR
 
 
@@ -127,7 +162,7 @@ def serve_arguments(argv: list[str]) -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = _parser().parse_args(argv)
+    options = _parser().parse_args(hoist_options(sys.argv[1:] if argv is None else list(argv)))
     try:
         if options.command == "serve":
             raise UsageError("serve is its own program: python -m pipeline.tools serve (pipeline.tools.serve.main)")

@@ -27,20 +27,55 @@ def _obj(properties: dict, required: list[str]) -> dict:
 
 TOOLS: dict[str, dict[str, Any]] = {
     "fetch_webpage": {
-        "description": "Fetch a Wikipedia page by URL and return its text: title, short description, "
-                       "infobox fields, lead and sections, and its outgoing links.",
+        "description": "Fetch a Wikipedia page by URL (or title) and return its text: title, short description, "
+                       "infobox fields, the lead (opening text) and sections, and its outgoing links, with "
+                       "link_anchors: the texts the page shows for a link where they differ from the linked "
+                       "page's title ({\"United States\": [\"U.S.\"]}). A page longer than the output cut is "
+                       "shown shortened, as valid JSON: contents (every section's title, level and length) near "
+                       "the top, the lead's first part, the first links, and shortened (what was left out and how "
+                       "to get it). section gives one section in full (\"lead\": the opening text), text_offset "
+                       "reads on in it, links_offset lists the links from that index on (with links_total).",
         "parameters": _obj({"url": {"type": "string", "minLength": 1},
-                            "section": {"type": "string", "description": "optional: return only this section"}},
+                            "section": {"type": "string", "description": "optional: return only this section "
+                                                                         "(a title from contents, or \"lead\")"},
+                            "text_offset": {"type": "integer", "minimum": 0,
+                                            "description": "with section: its text from this character on"},
+                            "links_offset": {"type": "integer", "minimum": 0,
+                                             "description": "optional: return only the page's links, from this index on"}},
                            ["url"]),
-        "output": "{url, title, text, links[]}",
+        "output": "{url, title, description, infobox[], lead, sections[{title, level, text}], links[], link_anchors{}}",
         "units": {},
     },
     "web_search": {
-        "description": "Search the web (offline: full-text BM25 over the Wikipedia snapshot). Returns ranked results.",
+        "description": "Search the web (offline: a full-text index of the Wikipedia snapshot: each page's title, "
+                       "short description, opening text (the lead, before the first section) and infobox values; "
+                       "section texts are not searched). Returns total (the exact number of pages that match), "
+                       "one page of results ranked best first, each with its rank (1 = best), and next_offset "
+                       "(the offset of the next page; null after the last). To read every match, page with offset "
+                       "(or page) and keep num_results the same: the pages then list each match exactly once. "
+                       "mode \"words\" (default): a page matches if it holds any word of the query (common words "
+                       "such as the, of, in, what are dropped unless the query has no other), each matched by its "
+                       "stem (\"deserts\" matches \"desert\"; \"Sahara\" does not match \"Saharan\"), ranked by "
+                       "BM25 with a bonus for titles made of the query's words. mode \"all_words\": it holds every "
+                       "word of the query (none dropped), each by its stem. mode \"phrase\": its text holds the "
+                       "query exactly as written, case aside, as whole words: no letter or digit just before or "
+                       "after it, no stemming (\"Sahara\" matches \"Sahara's\" and \"Sahara-based\", not "
+                       "\"Saharan\"); a phrase must lie inside one field. field: \"all\" (default), or only "
+                       "\"title\", \"description\" (the short description), \"lead\" (the opening text) or "
+                       "\"infobox\" (its values) must match. Example: the pages whose opening text contains the "
+                       "whole word Sahara: {\"query\": \"Sahara\", \"mode\": \"phrase\", \"field\": \"lead\"}. "
+                       "Ties rank by title. In modes other than words over all fields, ranking is BM25 alone.",
         "parameters": _obj({"query": {"type": "string", "minLength": 1},
-                            "num_results": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5}},
+                            "num_results": {"type": "integer", "minimum": 1, "maximum": 50, "default": 5,
+                                            "description": "results per page (at most 50)"},
+                            "offset": {"type": "integer", "minimum": 0, "default": 0,
+                                       "description": "how many ranked results to skip (next_offset of the page before)"},
+                            "page": {"type": "integer", "minimum": 1,
+                                     "description": "1-based page of num_results results (instead of offset)"},
+                            "mode": {"enum": ["words", "all_words", "phrase"], "default": "words"},
+                            "field": {"enum": ["all", "title", "description", "lead", "infobox"], "default": "all"}},
                            ["query"]),
-        "output": "{results[{title, url, snippet}]}",
+        "output": "{query, mode, field, offset, total, next_offset, results[{rank, title, url, snippet}]}",
         "units": {},
     },
     "maps_geocode": {
@@ -62,12 +97,13 @@ TOOLS: dict[str, dict[str, Any]] = {
     "maps_search_places": {
         "description": "Find points of interest matching a query near a place, nearest first, with distance_m "
                        "(great-circle, from the place's point). The query \"airport\" lists airports with an IATA "
-                       "code (airportsdata, the whole world) and gives each one's iata code.",
+                       "code (airportsdata, the whole world) and gives each one's iata code. Without radius_m (default 2,000 m), a "
+                       "search that finds none gives the nearest match beyond it (nearest, with its distance_m) and a note.",
         "parameters": _obj({"query": {"type": "string", "minLength": 1},
                             "location": _PLACE,
                             "radius_m": {"type": "number", "exclusiveMinimum": 0, "maximum": 50000, "default": 2000}},
                            ["query"]),
-        "output": "{places[{place_id, name, category, lat, lng}], count}",
+        "output": "{places[{place_id, name, category, lat, lng}], count, nearest?, note?}",
         "units": {"radius_m": "m"},
     },
     "maps_place_details": {

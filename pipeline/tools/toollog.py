@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.cache import canonical_json
+from pipeline.tools.view import fit
 
 if TYPE_CHECKING:
     from pipeline.tools.registry import Toolbox
@@ -99,17 +100,12 @@ def short_fields_first(text: str) -> str:
     return out if len(out) == len(text) else text   # (a text not in canonical form is shown as it came)
 
 
-def truncate(text: str, max_chars: int) -> str:
-    """``text`` cut after ``max_chars`` characters, saying how much was cut and how to print all of it
-    (the tool CLI and the MCP server cut a result the same way); a JSON object is cut after its short
-    fields (``short_fields_first``)."""
-    if len(text) <= max_chars:
-        return text
-    text = short_fields_first(text)
-    cut = len(text) - max_chars
-    # the way to the rest said where it is needed (blind racers read long pages cut before they found the flag)
-    return text[:max_chars] + (f"\n[output truncated: {cut} of {len(text)} characters cut; "
-                               f"--max-chars {len(text)} before the command prints all]")
+def truncate(text: str, max_chars: int, indent: int | None = None) -> str:
+    """``text`` as an agent reads it at a cut of ``max_chars`` characters (the tool CLI and the MCP server
+    cut a result the same way): itself when it fits, else shortened inside its JSON so that what is
+    printed still parses (``pipeline.tools.view.fit``: a page keeps its title, contents and infobox and
+    says how to read the rest); strict JSON either way."""
+    return fit(text, max_chars, indent)
 
 
 __all__ = ["PREVIEW_CHARS", "ToolLog", "call_tool", "log_entry", "truncate"]

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pipeline.snapshot.page import title_to_url
 from pipeline.snapshot.wikitext import WikitextError, page_from_wikitext
 from pipeline.tools.backends.live.http import get_json, live_setting, request
-from pipeline.tools.backends.offline.web import page_result
+from pipeline.tools.backends.offline.web import page_result, search_window
 from pipeline.tools.errors import ToolError
 from pipeline.tools.registry import BackendContext, implements
 
@@ -66,7 +66,7 @@ def fetch_webpage(args: dict, ctx: BackendContext) -> dict:
         page = page_from_wikitext(real_title, text, source=f"live MediaWiki API {host}", revision_ts=timestamp)
     except WikitextError as exc:
         raise ToolError(f"{real_title}: {exc}") from None
-    result = page_result(page, args.get("section"))
+    result = page_result(page, args.get("section"), args.get("links_offset"), args.get("text_offset"))
     result.update(provenance="live", units={},
                   source=f"MediaWiki API {host}, revision of {timestamp} (live, CC BY-SA 4.0)")
     return result
@@ -78,23 +78,39 @@ def _strip_tags(snippet: str) -> str:
 
 @implements("web_search", "live")
 def web_search(args: dict, ctx: BackendContext) -> dict:
-    query, count = args["query"], int(args.get("num_results", 5))
+    """The offline tool's paging over a live search: ``offset``/``page`` and ``num_results`` as offline,
+    ``total`` and ``next_offset`` from MediaWiki's ``totalhits`` and ``continue``. The offline modes and
+    fields are the snapshot index's own: another ``mode`` than words or ``field`` than all is refused
+    (MediaWiki matches every word, by its own stemming), as is paging through Serper (no total)."""
+    query = args["query"]
+    offset, count = search_window(args)
+    mode, field = args.get("mode", "words"), args.get("field", "all")
+    if mode != "words" or field != "all":
+        raise ToolError(f"web_search mode {mode!r} and field {field!r}: the live backend searches only as "
+                        "its service does (mode \"words\", field \"all\"); use the offline backend for "
+                        "whole-word, phrase or field searches")
     key = live_setting(ctx, "serper_key", env="SERPER_API_KEY")
     if key:
+        if offset:
+            raise ToolError("web_search offset/page: the live Serper backend gives no total and no paging; "
+                            "use the MediaWiki search (no serper_key) or the offline backend")
         data = request(ctx, "serper", "POST", live_setting(ctx, "serper_url", SERPER_URL),
                        json_body={"q": query, "num": count}, headers={"X-API-KEY": key})
-        results = [{"title": r.get("title", ""), "url": r.get("link", ""), "snippet": r.get("snippet", "")}
-                   for r in data.get("organic", [])[:count]]
-        return {"query": query, "results": results, "units": {}, "provenance": "live",
-                "source": "Serper Google Search API (live)"}
+        results = [{"rank": i + 1, "title": r.get("title", ""), "url": r.get("link", ""), "snippet": r.get("snippet", "")}
+                   for i, r in enumerate(data.get("organic", [])[:count])]
+        return {"query": query, "mode": mode, "field": field, "offset": 0, "total": None, "next_offset": None,
+                "results": results, "units": {}, "provenance": "live", "source": "Serper Google Search API (live)"}
     api = _api_url(ctx, DEFAULT_WIKI_HOST)
     data = get_json(ctx, "mediawiki", api, {"action": "query", "list": "search", "srsearch": query,
-                                            "srlimit": count, "srprop": "snippet", "format": "json",
-                                            "formatversion": 2})
+                                            "srlimit": count, "sroffset": offset, "srprop": "snippet",
+                                            "srinfo": "totalhits", "format": "json", "formatversion": 2})
     if "error" in data:
         raise ToolError(f"MediaWiki search: {data['error'].get('info', data['error'])}")
-
-    results = [{"title": hit["title"], "url": title_to_url(hit["title"]), "snippet": _strip_tags(hit.get("snippet"))}
-               for hit in data.get("query", {}).get("search", [])]
-    return {"query": query, "results": results, "units": {}, "provenance": "live",
-            "source": f"MediaWiki full-text search {DEFAULT_WIKI_HOST} (live)"}
+    hits = data.get("query", {}).get("search", [])
+    results = [{"rank": offset + i + 1, "title": hit["title"], "url": title_to_url(hit["title"]),
+                "snippet": _strip_tags(hit.get("snippet"))} for i, hit in enumerate(hits)]
+    total = data.get("query", {}).get("searchinfo", {}).get("totalhits")
+    more = data.get("continue", {}).get("sroffset")
+    return {"query": query, "mode": mode, "field": field, "offset": offset, "total": total,
+            "next_offset": int(more) if more is not None and hits else None, "results": results,
+            "units": {}, "provenance": "live", "source": f"MediaWiki full-text search {DEFAULT_WIKI_HOST} (live)"}

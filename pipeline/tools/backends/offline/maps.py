@@ -172,6 +172,12 @@ def _simulated_places(query: str, lat: float, lng: float, radius_m: float, near_
     return sorted(places, key=lambda p: (p["distance_m"], p["place_id"]))
 
 
+def nearest_note(what: str, radius_m: float, distance_km: float) -> str:
+    """What a search that found none within the default radius says of the nearest match (issue 34)."""
+    return (f"no {what} within the default radius of {radius_m:,.0f} m; the nearest lies {distance_km * 1000:,.0f} m "
+            f"away (nearest); give radius_m (at most 50,000) to list the places within a radius")
+
+
 _LOCATION_IN_QUERY = re.compile(r"^(?P<what>.+?)\s+(?:in|near|at)\s+(?P<where>[^,]+(?:,.+)?)$", re.IGNORECASE)
 
 
@@ -198,18 +204,31 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
                    "lng": h.lng, "distance_m": round(d * 1000, 1), "iata": h.extra["iata"],
                    **({"point_read_as_dms": h.extra["point_read_as_dms"]} if "point_read_as_dms" in h.extra else {})}
                   for d, h in hits]
-        return result("maps_search_places", {"places": places[:MAX_PLACES], "count": len(places),
-                                             "center": {"lat": lat, "lng": lng, "name": label}},
-                      "offline-data", hits[0][1].source if hits else "airportsdata (MIT)")
+        values = {"places": places[:MAX_PLACES], "count": len(places), "center": {"lat": lat, "lng": lng, "name": label}}
+        if not hits and "radius_m" not in args:    # none within the default radius: say where the nearest is
+            for km in (10, 50, 200, 1000, 5000, 20100):
+                wider = gaz.airports_within(lat, lng, km)
+                if wider:
+                    d, h = wider[0]
+                    values["nearest"] = {"place_id": f"iata:{h.extra['iata']}", "name": h.name, "iata": h.extra["iata"],
+                                         "lat": h.lat, "lng": h.lng, "distance_m": round(d * 1000, 1)}
+                    values["note"] = nearest_note("airport", radius_m, d)
+                    break
+        return result("maps_search_places", values, "offline-data", hits[0][1].source if hits else "airportsdata (MIT)")
     city = osm.city_covering(world_dir(ctx), (lat, lng))
     if city is not None:
         matcher = _query_matcher(query)
         found = [p for p in city.pois
                  if matcher(p) and haversine_km(lat, lng, p.lat, p.lng) * 1000 <= radius_m]
         places = sorted((_poi_values(p, (lat, lng)) for p in found), key=lambda v: (v["distance_m"], v["place_id"]))
-        return result("maps_search_places", {"places": places[:MAX_PLACES], "count": len(places),
-                                             "center": {"lat": lat, "lng": lng, "name": label}},
-                      "offline-data", city.source)
+        values = {"places": places[:MAX_PLACES], "count": len(places), "center": {"lat": lat, "lng": lng, "name": label}}
+        if not places and "radius_m" not in args:   # none within the default radius: say where the nearest is
+            beyond = sorted((_poi_values(p, (lat, lng)) for p in city.pois if matcher(p)),
+                            key=lambda v: (v["distance_m"], v["place_id"]))
+            if beyond:
+                values["nearest"] = beyond[0]
+                values["note"] = nearest_note(query, radius_m, beyond[0]["distance_m"] / 1000)
+        return result("maps_search_places", values, "offline-data", city.source)
     near_city = gazetteer(world_dir(ctx), ctx.settings.derived_dir).nearest(lat, lng).city
     places = _simulated_places(query, lat, lng, radius_m, near_city)
     return result("maps_search_places", {"places": places, "count": len(places),
