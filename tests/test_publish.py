@@ -167,7 +167,8 @@ def test_card_front_matter_lists_every_config_and_the_datasheet_counts_provenanc
     expected_rows = {"legs_linear": 2, "legs_dag": 1, **{f: 2 for f in TASK_FAMILIES}, "trajectories": 3}
     for name, n in expected_rows.items():
         (split,) = info[name]["splits"]
-        assert split == {"name": "test", "num_examples": n, "num_bytes": split["num_bytes"]}
+        want = "train" if name == "trajectories" else "test"
+        assert split == {"name": want, "num_examples": n, "num_bytes": split["num_bytes"]}
         shard_files = list((repo / name).glob("*.parquet"))
         assert info[name]["download_size"] == sum(p.stat().st_size for p in shard_files)
         assert [f["name"] for f in info[name]["features"]] == pq.read_schema(shard_files[0]).names
