@@ -38,7 +38,7 @@ from pipeline.acceptance import leg_invariant_failures
 from pipeline.cache import ReplayMiss, canonical_json
 from pipeline.catalog import load_presets
 from pipeline.config import Settings
-from pipeline.execute import StopFailed
+from pipeline.execute import StopFailed, country_known
 from pipeline.llm import LLMError
 from pipeline.model import ARTIFACT_SCHEMA, Leg, leg_row
 from pipeline.stages import build, crawl, diamond, golden, link, plan, prevalidate, verbalize
@@ -228,16 +228,36 @@ def _failure_of(row: dict) -> Failure | None:
     return Failure(row["reason"] or "", error=row["status"] == "error", where=row.get("where"))
 
 
-def new_leg(params: GenerationParams, slot: int, attempt: int, reused: dict[str, int] | None = None) -> Leg:
+def new_leg(params: GenerationParams, slot: int, attempt: int, reused: dict[str, int] | None = None,
+            full: list[str] | None = None) -> Leg:
     """The leg of a slot's attempt. ``reused``: the seeds the run has accepted more than once so far,
-    with their uses (``crawl.spread_seed`` passes over those at the run's bound)."""
+    with their uses (``crawl.spread_seed`` passes over those at the run's bound); ``full``: the pages
+    on as many of the run's accepted routes as it allows (``page_cap``), which plan's walk goes round."""
     leg_id = "leg_" + hashlib.sha256(f"{params.variant}|{params.level}|{params.seed}|{slot}|{attempt}".encode()).hexdigest()[:12]
     leg = Leg(leg_id=leg_id, level=params.level, variant=params.variant, seed=params.seed * 1_000_003 + slot,
               seed_title=params.seed_title or "", seed_url="")  # a requested seed; crawl resolves it
     leg.metadata["slot"], leg.metadata["attempt"], leg.metadata["slots"] = slot, attempt, params.count
     if reused:
         leg.metadata["reused_seeds"] = dict(sorted(reused.items()))
+    if full:
+        leg.metadata["full_pages"] = sorted(full)
     return leg
+
+
+def page_cap(count: int, generation: dict) -> int:
+    """How many of a run's legs one page (not a seed) may be on the route of: ``max_page_share`` of the
+    run's legs, at least ``min_page_uses`` (a run of three legs from a world of one hub still goes)."""
+    return max(int(generation.get("min_page_uses", 3)), int(count * float(generation.get("max_page_share", 1.0))))
+
+
+def route_pages(leg: Leg) -> set[str]:
+    """The pages of an accepted leg's route after its seed that ``page_cap`` holds: all but the countries
+    of the country statistics. Every choice hop lands on one ("the one with the largest area") and a
+    hard or extreme leg owes two to four of them: capped, the embedded world's ~200 country pages ran out
+    for extreme legs (45 of 50 made, 2,583 attempts rejected), so they are left uncapped and said so."""
+    if not leg.plan:
+        return set()
+    return {page for page in leg.plan.route[1:] if page != leg.seed_title and not country_known(page)}
 
 
 # ---- the driver (shared by the Prefect flow and the in-process runner) ----------------------------
@@ -303,16 +323,19 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
     pending = [(slot, 0) for slot in range(params.count)]
     accepted: dict[int, Leg] = {}
     seed_uses: Counter[str] = Counter()   # accepted legs per seed page (crawl.spread_seed's bound)
+    page_uses: Counter[str] = Counter()   # accepted legs per route page after the seed (page_cap)
     rejected_rows: list[dict] = []
     stage_seconds = {s: 0.0 for s in STAGES}
     attempts = 0
     round_no = 0
     _, generation = load_presets(list(params.preset_overrides), settings.templates_dir)
     attempts_per_leg = int(generation["attempts_per_leg"])
+    cap = page_cap(params.count, generation)
     while pending:
         round_dir = out_dir / "artifacts" / f"round-{round_no:02d}"
         reused = {title: n for title, n in seed_uses.items() if n > 1}
-        legs = [new_leg(params, slot, attempt, reused) for slot, attempt in pending]
+        full = [title for title, n in page_uses.items() if n >= cap]
+        legs = [new_leg(params, slot, attempt, reused, full) for slot, attempt in pending]
         attempts += len(legs)
         for n, stage in enumerate(STAGES):
             path = round_dir / f"{n + 1}-{stage}.parquet"
@@ -337,13 +360,19 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
                 progress(stage, round_no, len(legs))
         for leg in legs:   # in slot order: a seed past the run's bound (same-round wraps) is another attempt
             uses = seed_uses[leg.seed_title]
+            crowded = sorted(t for t in route_pages(leg) if page_uses[t] >= cap)
             if uses >= leg.metadata.get("seed_bound", uses + 1):
                 rejected_rows.append(leg_row(leg, "accept", leg.metadata["attempt"], "rejected",
                                              f"accept: the seed {leg.seed_title!r} already starts {uses} legs of "
                                              "the run (ceil(count / seed pool) + 1)", None))
+            elif crowded:
+                rejected_rows.append(leg_row(leg, "accept", leg.metadata["attempt"], "rejected",
+                                             f"accept: the page {crowded[0]!r} is already on the route of {cap} legs "
+                                             "of the run (max_page_share)", None))
             else:
                 accepted[leg.metadata["slot"]] = leg
                 seed_uses[leg.seed_title] += 1
+                page_uses.update(route_pages(leg))
         pending = [(slot, attempt + 1) for slot, attempt in pending
                    if slot not in accepted and attempt + 1 < attempts_per_leg]
         round_no += 1

@@ -54,3 +54,25 @@ def test_a_drawn_seed_passes_the_seed_rule_a_listed_seed_passes(large, ctx):
     listed = set(crawl.seed_candidates(ctx, modes))
     sample = ctx.store.titles()[::97]
     assert {t for t in sample if crawl.good_seed(t, ctx, modes, dag=False)} == listed & set(sample)
+
+
+# ---- item 9: legs spread over the world: no page but the seed on too many of a run's routes ------------
+def test_no_page_is_on_more_routes_of_a_run_than_its_cap(tmp_path):
+    """With the cap at one leg per page, no page after a seed is on two routes of the run, and the cap had
+    work to do: a leg was turned away for it, or later attempts went round full pages."""
+    from collections import Counter
+
+    from flows.generate import local_map_stage, route_pages, run_generation
+    capped = ("generation.max_page_share=0.0", "generation.min_page_uses=1")
+    settings = load_settings(cache_path=tmp_path / "cache.sqlite")
+
+    def routes(overrides, out):
+        params = GenerationParams(level="hard", variant="linear", count=6, seed=3, preset_overrides=overrides)
+        ctx = StageContext.create(settings, list(overrides))
+        result = run_generation(params, tmp_path / out, settings, local_map_stage(ctx))
+        return Counter(p for leg in result.accepted for p in route_pages(leg)), result
+
+    uses, result = routes(capped, "capped")
+    assert max(uses.values()) == 1
+    assert any(r["reason"].startswith("accept: the page") for r in result.rejected) or \
+        any(leg.metadata.get("full_pages") for leg in result.accepted)

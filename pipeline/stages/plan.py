@@ -36,6 +36,7 @@ def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: t
     roadblocks need); hubs drawn seldom. A randomised depth-first walk: a dead end steps back.
     ``met["chain"]`` is set when the walk met a whole chain that did not fit (why it failed)."""
     budget = [WALK_BUDGET]
+    full = frozenset(leg.metadata.get("full_pages", ()))   # pages on as many of the run's routes as it allows
 
     def extend(route: list[str], relations: list[Relation], choices_left: int):
         if len(relations) == n_hops:
@@ -50,7 +51,8 @@ def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: t
         if budget[0] < 0:
             return None
         options = [h for h in hops_from(route[-1], ctx)
-                   if h.target not in route and usable_facts(h.target, ctx, hop_modes(modes))]
+                   if h.target not in route and h.target not in full
+                   and usable_facts(h.target, ctx, hop_modes(modes))]
         if choices_left >= n_hops - len(relations):
             options = [h for h in options if h.relation.kind == "choice"]
         def weight(h) -> float:   # hubs seldom; while choices are owed, toward choices and pages that offer one
