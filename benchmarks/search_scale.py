@@ -12,6 +12,9 @@ vocabulary of 300,000 made-up words (syllables the porter stemmer leaves alone) 
 2-8 word description, a log-normal lead, an infobox on 30% of pages).
 
 Then it times, in one warm process, k = 10 results per call:
+- ``store``: ``SnapshotStore.search_page`` as a world above ``IN_MEMORY_MAX_ROWS`` runs it (the chosen engine,
+  tantivy through ``search_tantivy``, with the default ranking's title runs, exact totals and snippets),
+  its index built first into ``--work`` (the build time printed);
 - ``sqlite``: ``SnapshotStore.search_page`` ranked by SQLite FTS5 alone (``bm25()``; what a world above
   ``IN_MEMORY_MAX_ROWS`` uses), the full tool path: candidates, title runs, exact total, snippets;
 - ``memory``: the same calls with BM25 computed in memory (``SearchIndex``) from the postings of the
@@ -218,8 +221,29 @@ def open_store(db_dir: Path, pages: int) -> SnapshotStore:
     return SnapshotStore(db_dir, {"hash": f"synthetic-{pages}", "counts": {"pages": pages}})
 
 
+def bench_store_tantivy(db_dir: Path, pages: int, sets: dict) -> dict:
+    """``SnapshotStore.search_page`` as a large world runs it: tantivy (``search_tantivy``), the full tool path."""
+    store_module.IN_MEMORY_MAX_ROWS = 0
+    store_module.LARGE_WORLD_ENGINE = "tantivy"
+    store = SnapshotStore(db_dir, {"hash": f"synthetic-{pages}", "counts": {"pages": pages}}, index_dir=db_dir)
+    fresh = not (db_dir / f"search-tantivy-{store.hash[:16]}" / "meta.json").exists()
+    started = time.perf_counter()
+    store.large_search()
+    build_s = time.perf_counter() - started
+    before = rss_mb()
+    out = {}
+    for name, mode in (("typical", "words"), ("frequent", "words"), ("phrase", "phrase"), ("all_words", "all_words")):
+        out[name] = time_calls(lambda q, o, mode=mode: store.search_page(q, o, 10, mode=mode)["total"],
+                               sets[name], sets["offsets"])
+    size = sum(f.stat().st_size for f in (db_dir / f"search-tantivy-{store.hash[:16]}").iterdir()) / 2**20
+    out.update(build_s=round(build_s, 1) if fresh else None, index_mb=round(size, 1), rss_added_mb=round(rss_mb() - before, 1))
+    store.close()
+    return out
+
+
 def bench_sqlite(db_dir: Path, pages: int, sets: dict) -> dict:
     store_module.IN_MEMORY_MAX_ROWS = 0
+    store_module.LARGE_WORLD_ENGINE = "sqlite"
     store = open_store(db_dir, pages)
     before = rss_mb()
     out = {}
@@ -337,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--work", type=Path, default=Path("/tmp/legwork_search_scale"))
-    parser.add_argument("--engines", default="sqlite,memory,tantivy")
+    parser.add_argument("--engines", default="store,sqlite,memory,tantivy")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     db_dir = args.work / f"world-{args.pages}-{args.seed}"
@@ -358,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
             results[engine] = bench_sqlite(db_dir, args.pages, sets)
         elif engine == "memory":
             results[engine] = bench_memory(db_dir, args.pages, sets)
+        elif engine == "store":
+            results[engine] = bench_store_tantivy(db_dir, args.pages, sets)
         elif engine == "tantivy":
             results[engine] = bench_tantivy(db_dir, args.work / f"world-{args.pages}-{args.seed}", args.pages, sets)
     lines = [(f"search_scale: {corpus['pages']:,} synthetic pages (seed {corpus['seed']}), "
@@ -386,6 +412,12 @@ def main(argv: list[str] | None = None) -> int:
         t = results["tantivy"]
         lines.append(f"tantivy: its own index beside the snapshot, {t['index_mb']} MB, built in "
                      f"{t['build_s'] if t['build_s'] is not None else '(kept from an earlier run)'} s; memory added by searching {t['rss_added_mb']} MB")
+    if "store" in results:
+        t = results["store"]
+        lines.append(f"store: web_search's large-world path (SnapshotStore.search_page on tantivy, title runs, exact totals, "
+                     f"snippets); its index {t['index_mb']} MB, built in "
+                     f"{t['build_s'] if t['build_s'] is not None else '(kept from an earlier run)'} s by one writer thread; "
+                     f"memory added by searching {t['rss_added_mb']} MB")
     lines.append(f"peak RSS of this process: {peak_mb():.0f} MB")
     text = "\n".join(lines) + "\n"
     print(text)

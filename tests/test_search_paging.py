@@ -130,6 +130,7 @@ def test_sqlite_alone_pages_as_the_index_does(store, monkeypatch):
     in_memory = {q: read_all(store, q, 7)[0] for q in queries}
     first = {q: store.search(q, 5) for q in queries}
     monkeypatch.setattr(store_module, "IN_MEMORY_MAX_ROWS", 0)
+    monkeypatch.setattr(store_module, "LARGE_WORLD_ENGINE", "sqlite")
     monkeypatch.setattr(store_module, "_PAGINGS", {})
     monkeypatch.setattr(store_module, "_SEARCHES", {})
     monkeypatch.setattr(store_module, "_TABLES", {})        # the large world reads titles by row, not all at once
@@ -175,3 +176,43 @@ def test_web_search_modes_fields_and_caps(toolbox):
         toolbox.call("web_search", {"query": "Sahara", "mode": "fuzzy"})
     default = toolbox.call("web_search", {"query": "Sahara"}).data
     assert len(default["results"]) == 5 and (default["mode"], default["field"], default["offset"]) == ("words", "all", 0)
+
+
+# ---- a large world: tantivy ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def large(tmp_path_factory):
+    """The default world searched as a large one is: by its tantivy index (``search_tantivy``)."""
+    patch = pytest.MonkeyPatch()
+    patch.setattr(store_module, "IN_MEMORY_MAX_ROWS", 0)
+    patch.setattr(store_module, "LARGE_WORLD_ENGINE", "tantivy")
+    patch.setattr(store_module, "_PAGINGS", {})
+    patch.setattr(store_module, "_SEARCHES", {})
+    patch.setattr(store_module, "_TABLES", {})
+    patch.setattr(store_module, "_ENGINES", {})
+    yield SnapshotStore.open(load_settings().snapshot_dir, index_dir=tmp_path_factory.mktemp("derived"))
+    patch.undo()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.sampled_from(WORDS), k=st.integers(1, 50), mode=st.sampled_from(SEARCH_MODES),
+       field=st.sampled_from(SEARCH_FIELDS))
+def test_a_large_world_pages_every_match_once(large, query, k, mode, field):
+    titles, total, ranks = read_all(large, query, k, mode, field)
+    assert len(titles) == len(set(titles)) == total and ranks == list(range(1, total + 1))
+
+
+def test_a_large_world_counts_exactly_and_ranks_stably(large, rows, tmp_path):
+    for query, field in (("Sahara", "lead"), ("capital city", "all"), ("Nile", "description")):
+        columns = COLUMNS if field == "all" else (field,)
+        expected = {texts[0] for texts in rows.values() if any(whole_phrase_in(texts[COLUMNS.index(c)], query) for c in columns)}
+        assert set(read_all(large, query, 9, "phrase", field)[0]) == expected
+    assert read_all(large, "Sahara", 10, "words")[1] == 27 and read_all(large, "capital city", 50, "all_words")[1] == 568
+    first = large.search("Ray Charles birthplace", 5)
+    assert first[0]["title"] == "Ray Charles" and all(h["snippet"] for h in first)
+    assert not large.in_memory_search() and "fts_titles" not in store_module._TABLES.get(large.hash, {})
+    # a second index built from the same snapshot ranks the same (one writer thread, row order, ties by title)
+    before = read_all(large, "river Africa", 20)[0]
+    store_module._ENGINES.clear()
+    store_module._PAGINGS.clear()
+    again = SnapshotStore.open(load_settings().snapshot_dir, index_dir=tmp_path)
+    assert read_all(again, "river Africa", 20)[0] == before and (tmp_path / f"search-tantivy-{again.hash[:16]}").is_dir()

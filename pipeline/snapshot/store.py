@@ -18,6 +18,7 @@ import numpy as np
 from pipeline.config import load_settings
 from pipeline.snapshot.page import Page, canonical_title, title_to_url
 from pipeline.snapshot.search_index import SearchIndex
+from pipeline.snapshot.search_tantivy import TantivySearch
 
 # the layout of a built snapshot (pipeline.snapshot.build writes it)
 PAGES_DB = "pages.sqlite"
@@ -33,6 +34,7 @@ _QUERY_STOPWORDS = _STOPWORDS | {"is", "are", "was", "were", "be", "what", "whic
 
 _INDEX_LOCK = threading.Lock()
 _INDEXES: dict[str, SearchIndex] = {}   # by snapshot hash: every store of one snapshot shares it
+_ENGINES: dict[str, TantivySearch] = {}  # the same for the tantivy index of a large world
 # a search's results by (snapshot hash, query, k, snippets): a pure function of the snapshot, so every
 # store and run of one snapshot in a process shares them (the checks of one leg after another ask the
 # same kind words: four in ten of an extreme leg's searches were asked by an earlier leg)
@@ -48,6 +50,9 @@ _FTS_COLUMNS = ("title", "description", "lead", "infobox")              # pages_
 # the largest world whose BM25 is computed in memory (``search_index``); a larger one is ranked by
 # SQLite FTS5 alone: benchmarks/search_scale.py measured both at 10^6 pages (benchmarks/results/search_scale.txt)
 IN_MEMORY_MAX_ROWS = 200_000
+# what ranks a larger world: "tantivy" (``search_tantivy``, the measured choice) or "sqlite" (FTS5's bm25()
+# alone, the same ranking as in memory but 0.7 s at p95 for a typical query at 10^6 pages)
+LARGE_WORLD_ENGINE = "tantivy"
 # the orderings of paged searches, by (snapshot hash, query, mode, field, candidate limit): the next page
 # of a search read in one process (the MCP server) is a slice of the same order
 _PAGINGS: dict[tuple, _Ordering] = {}
@@ -74,6 +79,19 @@ class _Ordering:
             self._asked = max(m, 2 * self._asked)
             self._best = self.more(self._asked)
         return self.first + [row for row in self._best[:m] if row[2] not in seen][:need]
+
+
+def text_snippet(text: str, words: list[str], size: int = 24) -> str:
+    """About ``size`` words of ``text`` around the first word that starts with a query word (case aside),
+    with "…" where it is cut: a large world's snippet (a small one's is FTS5's own)."""
+    tokens = text.split()
+    if not tokens:
+        return ""
+    starts = tuple(w.lower() for w in words if w)
+    hit = next((i for i, t in enumerate(tokens) if re.sub(r"^\W+", "", t.lower()).startswith(starts)), 0) if starts else 0
+    first = max(0, min(hit - size // 4, len(tokens) - size))
+    shown = " ".join(tokens[first:first + size])
+    return ("…" if first else "") + shown + ("…" if first + size < len(tokens) else "")
 
 
 def phrase_pattern(text: str) -> re.Pattern:
@@ -300,6 +318,12 @@ class SnapshotStore:
         lead) around the query's matches, or the description when the column shows none."""
         if not snippets:
             return [{"title": title, "url": title_to_url(title), "score": score} for score, title, _ in best]
+        if best and self._uses_tantivy():   # a large world: FTS5's snippet() would scan every match
+            words = re.findall(r"\w+", re.sub(r"\b(?:AND|OR)\b|\w+ : ", " ", fts_query))
+            texts = self._texts_of([rowid for _, _, rowid in best], ("description", _FTS_COLUMNS[column]))
+            return [{"title": title, "url": title_to_url(title),
+                     "snippet": text_snippet(texts[rowid][1] or "", words) or texts[rowid][0], "score": score}
+                    for score, title, rowid in best]
         shown = {rowid: (description, snippet) for rowid, description, snippet in self._conn().execute(
             f"SELECT rowid, description, snippet(pages_fts, {int(column)}, '', '', '…', 24) FROM pages_fts "
             f"WHERE pages_fts MATCH ? AND rowid IN ({', '.join('?' * len(best))})",
@@ -326,7 +350,16 @@ class SnapshotStore:
             if all(len(t) == 1 for t in tokens):
                 scores = index.score([t[0] for t in tokens])
                 candidates, extra = self._rank_scores(scores, raw_words, limit)
-        if scores is None:   # a large world, or a word the tokenizer splits (a phrase of several tokens)
+        if scores is None and self._uses_tantivy():   # a large world: tantivy ranks
+            engine = self.large_search()
+            query_obj = engine.query(phrases)
+            candidates = [(title, score, rowid) for score, title, rowid in engine.top(query_obj, limit)]
+            runs = self._title_runs(raw_words, {c[0] for c in candidates})
+            ids = self._ids_of(runs)
+            found = engine.scores_of(query_obj, list(ids.values()))
+            extra = [(title, found[ids[title]], ids[title]) for title in runs if ids.get(title) in found]
+            scores = engine, query_obj
+        elif scores is None:   # a word the tokenizer splits (a phrase of several tokens)
             candidates, extra = self._rank_in_sql(fts_query, raw_words, limit)
         candidates += extra
         query_words = set(words)
@@ -344,6 +377,9 @@ class SnapshotStore:
         ``IN_MEMORY_MAX_ROWS`` pages: its postings take about 16 bytes each, a 10⁶-page world's far more
         memory than a tool call may take (benchmarks/search_scale.py); a larger world is ranked by SQLite."""
         return len(self) <= IN_MEMORY_MAX_ROWS
+
+    def _uses_tantivy(self) -> bool:
+        return not self.in_memory_search() and LARGE_WORLD_ENGINE == "tantivy"
 
     def search_page(self, query: str, offset: int = 0, k: int = 10, mode: str = "words", field: str = "all",
                     snippets: bool = True) -> dict:
@@ -399,6 +435,10 @@ class SnapshotStore:
         if ranked is None:
             return _Ordering(0, "", [], None)
         scored, fts_query, scores = ranked
+        if isinstance(scores, tuple):       # a large world: tantivy's ranking
+            engine, query_obj = scores
+            return _Ordering(engine.count(query_obj), fts_query, scored,
+                             lambda m: [(round(s, 6), t, r) for s, t, r in engine.top(query_obj, m)])
         if scores is not None:
             total = int(np.count_nonzero(scores > 0.0))
             return _Ordering(total, fts_query, scored, lambda m: self._top_scores(scores, m))
@@ -411,6 +451,8 @@ class SnapshotStore:
         if not words:
             return _Ordering(0, "", [], None)
         scope = "" if field == "all" else f"{field} : "
+        if self._uses_tantivy():
+            return self._paged_matches_large(query, words, mode, field, scope)
         if mode == "phrase":
             text = " ".join((query or "").split())
             fts_query = scope + '"' + text.replace('"', '""') + '"'
@@ -422,6 +464,49 @@ class SnapshotStore:
         joined = (" OR " if mode == "words" else " AND ").join('"' + w + '"' for w in unique)
         fts_query = f"{scope}({joined})" if scope else joined
         return _Ordering(self._count(fts_query), fts_query, [], lambda m: self._top_in_sql(fts_query, m))
+
+    def _paged_matches_large(self, query: str, words: list[str], mode: str, field: str, scope: str) -> _Ordering:
+        """``_paged_matches`` in a large world: tantivy's matches and ranking (a phrase: its stemmed phrase
+        narrowed by the exact whole-word pattern, as in a small world)."""
+        engine = self.large_search()
+        lower = [w.lower() for w in words]
+        if mode == "words":
+            lower = [w for w in lower if w not in _QUERY_STOPWORDS] or lower
+        unique = list(dict.fromkeys(lower))
+        if mode == "phrase":
+            text = " ".join((query or "").split())
+            fts_query = scope + '"' + text.replace('"', '""') + '"'
+            candidates = self._all_matches(engine, engine.query(lower, phrase=True, field=field))
+            pattern = phrase_pattern(text)
+            columns = _FTS_COLUMNS if field == "all" else (field,)
+            texts = self._texts_of([r for _, _, r in candidates], columns)
+            found = [(round(s, 6), t, r) for s, t, r in candidates
+                     if any(v and pattern.search(v) for v in texts.get(r, ()))]
+            return _Ordering(len(found), fts_query, found, None)
+        joined = (" OR " if mode == "words" else " AND ").join('"' + w + '"' for w in unique)
+        fts_query = f"{scope}({joined})" if scope else joined
+        query_obj = engine.query(unique, conjunction=mode == "all_words", field=field)
+        return _Ordering(engine.count(query_obj), fts_query, [],
+                         lambda m: [(round(s, 6), t, r) for s, t, r in engine.top(query_obj, m)])
+
+    @staticmethod
+    def _all_matches(engine: TantivySearch, query_obj) -> list[tuple[float, str, int]]:
+        return engine.top(query_obj, engine.count(query_obj))
+
+    def _texts_of(self, rowids: list[int], columns: tuple[str, ...]) -> dict[int, tuple]:
+        conn, found = self._conn(), {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i:i + 500]
+            for row in conn.execute(f"SELECT rowid, {', '.join(columns)} FROM pages_fts "
+                                    f"WHERE rowid IN ({', '.join('?' * len(chunk))})", chunk):
+                found[row[0]] = row[1:]
+        return found
+
+    def _ids_of(self, titles: list[str]) -> dict[str, int]:
+        if not titles:
+            return {}
+        return dict(self._conn().execute(f"SELECT title, id FROM pages WHERE title IN ({', '.join('?' * len(titles))})",
+                                         titles))
 
     def _phrase_ordering(self, text: str, fts_query: str, field: str) -> _Ordering:
         """Mode ``phrase``: FTS5's phrase (stemmed: a superset) narrowed by the exact whole-word pattern."""
@@ -454,6 +539,19 @@ class SnapshotStore:
     def _top_in_sql(self, fts_query: str, m: int) -> list[tuple[float, str, int]]:
         """The ``m`` best rows matching ``fts_query`` by (-bm25, title), ranked by SQLite."""
         return [(round(bm25, 6), title, rowid) for title, bm25, rowid in self._best_in_sql(fts_query, m)]
+
+    def large_search(self) -> TantivySearch:
+        """The tantivy index of a world above ``IN_MEMORY_MAX_ROWS`` pages (``search_tantivy``): one per
+        snapshot and process, opened from ``index_dir`` (else the snapshot's folder) or built there first."""
+        engine = _ENGINES.get(self.hash)
+        if engine is None:
+            with _INDEX_LOCK:
+                engine = _ENGINES.get(self.hash)
+                if engine is None:
+                    folder = self.index_dir if self.index_dir is not None else self.path
+                    engine = _ENGINES[self.hash] = TantivySearch.open_or_build(
+                        self._conn(), folder / f"search-tantivy-{self.hash[:16]}", _TITLE_COLUMN_WEIGHTS)
+        return engine
 
     def search_index(self) -> SearchIndex:
         """The in-memory BM25 index (``search_index``): one per snapshot and process, loaded from
