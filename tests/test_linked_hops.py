@@ -77,8 +77,28 @@ def test_a_link_whose_words_are_no_name_of_its_page_leads_no_hop(world):
 def test_anchor_targets_reads_a_fetched_page_as_well_as_the_record():
     links = [{"title": "United States", "anchors": ["U.S.", "United States"]},
              {"title": "Paris, Texas", "anchors": ["Paris"]}, {"title": "Paris", "anchors": ["Paris"]},
+             {"title": "Mercury (planet)", "anchors": ["Mercury"]}, {"title": "Lyon", "anchors": ["Lugdunum"]},
+             {"title": "Vienne", "anchors": ["Lugdunum"]},
              {"title": "City", "anchors": ["city"]}, "Bare title"]
     anchors = anchor_targets(links)
-    assert anchors == {"U.S.": "United States", "United States": "United States"}   # "Paris" shown for two pages
+    # "Paris" is shown for Paris, Texas on a page that links Paris too; "Lugdunum" for two pages
+    assert anchors == {"U.S.": "United States", "Mercury": "Mercury (planet)"}
     assert linked_reading("U.S", anchors) == "United States"     # a name read without its full stop
-    assert linked_reading("Paris", anchors) == "Paris"           # unlinked: the name is looked up as a title
+    assert linked_reading("Paris", anchors) == "Paris"           # not a link's one reading: looked up as a title
+    # fetch_webpage's form (link_anchors: only texts that differ from the title; links: every title)
+    shown = {"United States": ["U.S."], "Paris, Texas": ["Paris"], "Mercury (planet)": ["Mercury"],
+             "Lyon": ["Lugdunum"], "Vienne": ["Lugdunum"]}
+    titles = ["United States", "Paris, Texas", "Paris", "Mercury (planet)", "Lyon", "Vienne", "City"]
+    assert anchor_targets(shown, titles) == anchors
+
+
+def test_the_solver_reads_the_links_the_tool_shows_as_the_generator_reads_the_record(world):
+    """The acceptance solver reads ``fetch_webpage``'s answer; the generator reads the page record: both
+    give the same link readings for every page of the world."""
+    for title in PAGES:
+        page = world.store.get(title)
+        if page is None:
+            continue
+        shown = world.toolbox.call("fetch_webpage", {"url": page.url}).data
+        assert anchor_targets(shown.get("link_anchors") or shown.get("links"), shown.get("links") or ()) == \
+            anchor_targets(page.links)

@@ -285,7 +285,7 @@ class Solver:
                 nth, count, kind, sentences = None, None, d.group(2), [origin.get("description") or ""]
             kinds = singulars(kind) if nth else [kind]
             found: dict[str, dict] = {}   # url -> page, in the order the sentence first names them
-            anchors = anchor_targets(origin.get("links"))   # a name the page links leads where its link goes
+            anchors = anchor_targets(origin.get("link_anchors") or origin.get("links"), origin.get("links") or ())   # a name the page links leads where its link goes
             for sentence in sentences:
                 for name in names_in(sentence):
                     page = (self.fetch(n, title_to_url(linked_reading(name, anchors)))

@@ -79,26 +79,35 @@ def parse_hop(text: str) -> dict | None:
     return None
 
 
-def anchor_targets(links) -> dict[str, str]:
+def anchor_targets(links, titles=()) -> dict[str, str]:
     """What a page's own links say its names mean: each text a link shows ("U.S.", "Paris") -> the page
     it goes to ("United States", "Paris, Texas"), as a reader who clicks it lands (issue 33). ``links``
-    are the page's links as the page record keeps them or as ``fetch_webpage`` shows them (objects or
-    dicts with ``title`` and ``anchors``; a bare title shows no anchor). A text two links show for two
-    pages says nothing and is left out; so is a lowercase or very short one (a common noun, "city")."""
+    are the page's links as the page record keeps them (objects or dicts with ``title`` and ``anchors``;
+    a bare title shows no anchor) or ``fetch_webpage``'s ``link_anchors`` (title -> texts). A text that
+    is its page's own title says nothing more than the title does and is left out (``fetch_webpage``
+    lists only the others), as is a text two links show for two pages, and a lowercase or very short one
+    (a common noun, "city"). A text that is the title of another page the page links (``titles``, or
+    the titles of ``links``) may mean either: left out too ("Paris" shown for Paris, Texas on a page that
+    also links Paris)."""
     out: dict[str, str] = {}
     clash: set[str] = set()
-    for link in links or ():
+    if isinstance(links, dict):
+        links = [{"title": title, "anchors": texts} for title, texts in links.items()]
+    links = list(links or ())
+    linked = set(titles) | {link if isinstance(link, str) else link.get("title") if isinstance(link, dict)
+                            else link.title for link in links}
+    for link in links:
         if isinstance(link, str):
             continue
         title = link.get("title") if isinstance(link, dict) else link.title
         anchors = link.get("anchors") if isinstance(link, dict) else link.anchors
         for text in anchors or ():
-            if len(text) < 3 or not text[:1].isupper():
+            if len(text) < 3 or not text[:1].isupper() or text == title:
                 continue
             if out.get(text, title) != title:
                 clash.add(text)
             out[text] = title
-    return {text: title for text, title in out.items() if text not in clash}
+    return {text: title for text, title in out.items() if text not in clash and text not in linked}
 
 
 def linked_reading(name: str, anchors: dict[str, str]) -> str:
