@@ -19,7 +19,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pipeline.cache import canonical_json
@@ -309,6 +309,8 @@ def _streams(data: bytes, cuts: list[int]) -> list[bytes]:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.integers(1, len(DUMP.encode()) - 1), max_size=12), st.integers(200, 60_000), st.booleans())
+@example([len(DUMP.encode()) - 5], 200, True)       # the last stream holds only the end of </mediawiki>
+@example([len(DUMP.encode()) - 1], 200, True)       # ... or only its newline
 def test_the_shards_of_a_dump_give_its_pages_once_in_order(tmp_path_factory, cuts, shard_bytes, compressed):
     folder = tmp_path_factory.mktemp("shards")
     data = DUMP.encode()

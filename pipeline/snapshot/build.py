@@ -58,6 +58,7 @@ from pipeline.snapshot.importers import (
     xml_page_item,
 )
 from pipeline.snapshot.language import identify, page_text
+from pipeline.snapshot.language import load as load_language_model
 from pipeline.snapshot.page import Page
 from pipeline.snapshot.store import MANIFEST, PAGES_DB
 from pipeline.snapshot.wikitext import first_sentence
@@ -193,7 +194,10 @@ class _Pool:
 
     def executor(self) -> ProcessPoolExecutor:
         if self._executor is None:
-            ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+            fork = sys.platform.startswith("linux")
+            if fork:
+                load_language_model()     # loaded once, its pages shared by the forked workers
+            ctx = multiprocessing.get_context("fork" if fork else "spawn")
             self._executor = ProcessPoolExecutor(self.size, mp_context=ctx, initializer=_worker_init)
         return self._executor
 

@@ -350,6 +350,9 @@ class XmlDumpReader:
             self.digest = self._hash.hexdigest()
             self._hash = hashlib.sha256(self.digest.encode("ascii"))
             yield RawPage(index=self.pages, end=base, digest=self.digest, data=data)
+        tail = bytes(buf).strip()
+        if self.origin and not self.pages and b"</mediawiki>".endswith(tail):
+            return       # a last shard holding no page: the closing tag (or its end) follows the previous one's
         if not closed and b"</mediawiki>" not in buf:
             raise SnapshotInputError(f"{self.path}: not valid XML: the dump ends after page {self.pages}{self._where()} "
                                      f"(byte {base + len(buf)}) without </mediawiki>: truncated?")

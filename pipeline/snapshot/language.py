@@ -35,7 +35,7 @@ class _Identifier(LanguageIdentifier):
     def _arrays(self):
         arrays = self.__dict__.get("_np")
         if arrays is None:
-            nm = np.frombuffer(self.tk_nextmove, dtype=np.uint32).astype(np.int64)
+            nm = np.frombuffer(self.tk_nextmove, dtype=np.uint32)    # a view: the model's 39 MB, not a copy
             rowbase = np.asarray(self._rowbase, dtype=np.int64)
             depth = np.full(len(rowbase), -1, dtype=np.int64)
             depth[0], frontier, d = 0, np.zeros(1, dtype=np.int64), 0
@@ -79,6 +79,11 @@ def _model():
         if _identifier is None:
             _identifier = _Identifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
     return _identifier
+
+
+def load() -> None:
+    """Load the model now (a process pool forked after this shares its pages instead of loading its own)."""
+    _model()._arrays()
 
 
 def identify(text: str) -> str:
