@@ -1111,6 +1111,7 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
     paths = list(paths)
     sources, ignored = collect_sources(paths)
     out.parent.mkdir(parents=True, exist_ok=True)
+    _remove_dead_builds(out)
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -1151,6 +1152,20 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
     if resume:
         shutil.rmtree(staging_dir, ignore_errors=True)
     return BuildResult(out=out, manifest=manifest, report=report)
+
+
+def _remove_dead_builds(out: Path) -> None:
+    """The scratch folders of builds of ``out`` whose process is gone (killed with kill -9)."""
+    for folder in out.parent.glob(f".{out.name}.building-*"):
+        try:
+            pid = int(folder.name.rsplit("-", 1)[1])
+            os.kill(pid, 0)                       # signal 0: only asks whether the process exists
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:                   # alive, another user's
+            continue
 
 
 def _has_progress(folder: Path) -> bool:
