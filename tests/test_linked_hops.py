@@ -9,7 +9,7 @@ from pipeline.clues import anchor_targets, linked_reading
 from pipeline.config import load_settings
 from pipeline.snapshot.build import build_snapshot
 from pipeline.stages.base import StageContext
-from pipeline.stages.hops import named_hops, sentence_mentions, solver_readings
+from pipeline.stages.hops import choice_hops, named_hops, sentence_mentions, solver_readings
 
 PAGES = {
     "Varenholt": "{{Short description|Town in Freedonia}}\n'''Varenholt''' is a small town in the north of "
@@ -25,6 +25,15 @@ PAGES = {
     "Ray Charles discography": "{{Short description|Discography of an American singer}}\nThe "
                                "'''discography of Ray Charles''' lists his albums and singles over fifty years.\n",
     "Grand Duchy of Freedonia": "#REDIRECT [[Freedonia]]\n",
+    "Tarnok": "{{Short description|Town in Freedonia}}\n'''Tarnok''' is a market town on a wide river plain. "
+              "For two centuries its merchants traded with [[Georgia (country)|Georgia]], [[France]] and [[Japan]] "
+              "by sea and by land.\n",
+    "Georgia (country)": "{{Short description|Country in the Caucasus}}\n'''Georgia''' is a country in the "
+                         "Caucasus, on the coast of the Black Sea.\n",
+    "Georgia": "{{Short description|State of the United States of America}}\n'''Georgia''' is a state in the "
+               "Southeastern region of the United States.\n",
+    "France": "{{Short description|Country in Western Europe}}\n'''France''' is a country in Western Europe.\n",
+    "Japan": "{{Short description|Island country in East Asia}}\n'''Japan''' is an island country in East Asia.\n",
     "Osmira": "{{Short description|Town in Freedonia}}\n'''Osmira''' is a town on a lake in the west of "
               "[[Grand Duchy of Freedonia|Grand Duchy]], and later of [[Freedonia]] again after the war.\n",
 }
@@ -102,3 +111,11 @@ def test_the_solver_reads_the_links_the_tool_shows_as_the_generator_reads_the_re
         shown = world.toolbox.call("fetch_webpage", {"url": page.url}).data
         assert anchor_targets(shown.get("link_anchors") or shown.get("links"), shown.get("links") or ()) == \
             anchor_targets(page.links)
+
+
+def test_a_choice_goes_to_the_page_the_chosen_name_links(world):
+    """"Georgia" linked to Georgia (country), beside a page titled Georgia (the U.S. state): the choice of
+    the smallest area lands on the country the link names, as a reader clicking it would."""
+    hops = [h for h in choice_hops(world.store.get("Tarnok"), world)
+            if h.relation.measure == "area" and h.relation.extreme == "smallest"]
+    assert [h.target for h in hops] == ["Georgia (country)"]

@@ -324,7 +324,9 @@ class Solver:
             picks.add(tied[0])
         if len(picks) != 1:
             raise Ambiguous(f"clue {n}: the sentences so named give different countries", sorted(picks))
-        page = self.fetch(n, title_to_url(picks.pop()))
+        # the page its name leads to: where the page links the name ("Georgia"), its link's page
+        anchors = anchor_targets(origin.get("link_anchors") or origin.get("links"), origin.get("links") or ())
+        page = self.fetch(n, title_to_url(linked_reading(picks.pop(), anchors)))
         if page is None:
             raise Unsolvable(f"clue {n}: the chosen country has no page")
         return [page]

@@ -566,7 +566,8 @@ def choice_hops(page, ctx: StageContext) -> list[Hop]:
             names = countries_named(sentence, country_known)
             if not names or not 2 <= len(names) <= MAX_CHOICES or len(set(names)) != len(names):
                 continue
-            titles = {n: ctx.store.resolve(n) for n in names}
+            anchors = page_anchors(page, ctx)   # a name the page links ("Georgia") goes where its link goes
+            titles = {n: ctx.store.resolve(linked_reading(n, anchors)) for n in names}
             if any(t is None or t == page.title for t in titles.values()):
                 continue
             for measure in MEASURES:
