@@ -32,6 +32,10 @@ PAGES = {
                          "Caucasus, on the coast of the Black Sea.\n",
     "Georgia": "{{Short description|State of the United States of America}}\n'''Georgia''' is a state in the "
                "Southeastern region of the United States.\n",
+    "Velmar": "{{Short description|Town in Freedonia}}\n'''Velmar''' is a port town on a rocky coast. "
+              "Every summer its ships sailed to [[Japan]], [[France]] and the [[Netherlands]] with salt fish.\n",
+    "Netherlands": "{{Short description|Country in Northwestern Europe}}\n'''Netherlands''' is a country in "
+                   "Northwestern Europe.\n",
     "France": "{{Short description|Country in Western Europe}}\n'''France''' is a country in Western Europe.\n",
     "Japan": "{{Short description|Island country in East Asia}}\n'''Japan''' is an island country in East Asia.\n",
     "Osmira": "{{Short description|Town in Freedonia}}\n'''Osmira''' is a town on a lake in the west of "
@@ -119,3 +123,11 @@ def test_a_choice_goes_to_the_page_the_chosen_name_links(world):
     hops = [h for h in choice_hops(world.store.get("Tarnok"), world)
             if h.relation.measure == "area" and h.relation.extreme == "smallest"]
     assert [h.target for h in hops] == ["Georgia (country)"]
+
+
+def test_a_choice_among_a_list_ending_in_the_article_finds_the_country_page(world):
+    """"Japan, France and the Netherlands": the list's last country is read with its article; its page
+    is "Netherlands"."""
+    hops = [h for h in choice_hops(world.store.get("Velmar"), world)
+            if h.relation.measure == "area" and h.relation.extreme == "smallest"]
+    assert [h.target for h in hops] == ["Netherlands"]

@@ -47,6 +47,7 @@ from pipeline.clues import (
     could_be,
     count_value,
     count_word,
+    country_name,
     counts_every_number,
     date_ranges,
     finish_groups,
@@ -326,7 +327,7 @@ class Solver:
             raise Ambiguous(f"clue {n}: the sentences so named give different countries", sorted(picks))
         # the page its name leads to: where the page links the name ("Georgia"), its link's page
         anchors = anchor_targets(origin.get("link_anchors") or origin.get("links"), origin.get("links") or ())
-        page = self.fetch(n, title_to_url(linked_reading(picks.pop(), anchors)))
+        page = self.fetch(n, title_to_url(linked_reading(country_name(picks.pop()), anchors)))
         if page is None:
             raise Unsolvable(f"clue {n}: the chosen country has no page")
         return [page]

@@ -114,3 +114,9 @@ def linked_reading(name: str, anchors: dict[str, str]) -> str:
     """The page a name of a sentence leads to: where the page links that name (with or without its
     final full stop, "U.S." read as "U.S"), its link's page; else the name itself, looked up as a title."""
     return anchors.get(name) or anchors.get(name + ".") or name
+
+
+def country_name(name: str) -> str:
+    """A country as a sentence names it, as its page is titled: "the Netherlands" -> "Netherlands"
+    (``execute.read_countries`` keeps the article a list gives it: "Germany and the Netherlands")."""
+    return re.sub(r"^the\s+", "", name, flags=re.IGNORECASE)

@@ -33,6 +33,7 @@ from pipeline.clues import (
     MEASURES,
     anchor_targets,
     could_be,
+    country_name,
     kin,
     kind_of,
     linked_reading,
@@ -567,7 +568,7 @@ def choice_hops(page, ctx: StageContext) -> list[Hop]:
             if not names or not 2 <= len(names) <= MAX_CHOICES or len(set(names)) != len(names):
                 continue
             anchors = page_anchors(page, ctx)   # a name the page links ("Georgia") goes where its link goes
-            titles = {n: ctx.store.resolve(linked_reading(n, anchors)) for n in names}
+            titles = {n: ctx.store.resolve(linked_reading(country_name(n), anchors)) for n in names}
             if any(t is None or t == page.title for t in titles.values()):
                 continue
             for measure in MEASURES:
