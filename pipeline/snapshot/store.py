@@ -49,7 +49,7 @@ SEARCH_FIELDS = ("all", "title", "description", "lead", "infobox")      # and th
 _FTS_COLUMNS = ("title", "description", "lead", "infobox")              # pages_fts's columns, in order
 # the largest world whose BM25 is computed in memory (``search_index``); a larger one is ranked by
 # SQLite FTS5 alone: benchmarks/search_scale.py measured both at 10^6 pages (benchmarks/results/search_scale.txt)
-IN_MEMORY_MAX_ROWS = 200_000
+IN_MEMORY_MAX_ROWS = 50_000
 # what ranks a larger world: "tantivy" (``search_tantivy``, the measured choice) or "sqlite" (FTS5's bm25()
 # alone, the same ranking as in memory but 0.7 s at p95 for a typical query at 10^6 pages)
 LARGE_WORLD_ENGINE = "tantivy"
