@@ -57,13 +57,27 @@ def test_a_long_page_shows_its_contents_infobox_and_anchored_links_at_the_defaul
     page = strict_load(shown)
     assert len(shown) <= 8000
     assert [c["title"] for c in page["contents"]] == [s["title"] for s in data["sections"]]
-    assert page["infobox"] == data["infobox"] and page["description"] == data["description"]
+    assert page["description"] == data["description"]
+    # the infobox compact (no empty keys, no name that repeats the label), its figures whole
+    assert [(f["label"], f.get("number"), f.get("unit"), f.get("date")) for f in page["infobox"]] == \
+        [(f["label"], f["number"], f["unit"], f["date"]) for f in data["infobox"]]
+    assert all(None not in f.values() for f in page["infobox"])
     assert list(page)[:4] == ["title", "url", "description", "shortened"]
     assert page["links"] == data["links"][:len(page["links"])] and len(page["links"]) >= 50
     assert page["link_anchors"] == {t: data["link_anchors"][t] for t in page["links"] if t in data["link_anchors"]}
     assert page["lead"].startswith(data["lead"][:500]) and "links_offset" in page["shortened"]["links"]
     keys = list(page)
     assert keys.index("contents") < keys.index("infobox") < keys.index("lead") < keys.index("links")
+
+
+def test_a_long_infobox_gives_way_before_the_lead_and_the_contents(toolbox):
+    """Alabama (an infobox of 100 fields): at the default cut, every section title and the lead's opening
+    are still shown, and some links; the infobox's texts are what is cut."""
+    data = toolbox.call("fetch_webpage", {"url": "Alabama"}).data
+    page = strict_load(fit(toolbox.call("fetch_webpage", {"url": "Alabama"}).response_json, 8000))
+    assert [c["title"] for c in page["contents"]] == [s["title"] for s in data["sections"]]
+    assert len(page["lead"]) >= 500 and data["lead"].startswith(page["lead"][:400])
+    assert len(page["links"]) >= 10 and "infobox" in page["shortened"]
 
 
 def test_links_offset_reads_every_link_once(toolbox):

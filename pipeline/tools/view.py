@@ -92,11 +92,13 @@ def _shown_len(text: str, n: int | None) -> int:
 
 
 # (section text, links, lead, infobox texts, contents entries) per step, most shown first
+# (a long infobox, Alabama's 100 fields, gives way before the lead and the links do: a reader at the cut
+# should still see how the page opens and where it leads)
 _PAGE_STEPS = [
     (None, None, None, None, None), (2000, None, None, None, None), (800, 400, None, None, None),
-    (300, 200, 4000, None, None), (100, 150, 3000, None, None), (0, 100, 2000, None, None),
-    (0, 60, 1500, None, None), (0, 40, 1000, None, None), (0, 25, 700, 300, None), (0, 15, 500, 200, None),
-    (0, 10, 300, 100, None), (0, 5, 200, 60, 60), (0, 0, 100, 40, 30), (0, 0, 0, 20, 15), (0, 0, 0, 10, 5),
+    (300, 200, 4000, None, None), (100, 150, 3000, 100, None), (0, 100, 2000, 60, None),
+    (0, 60, 1500, 40, None), (0, 40, 1200, 25, None), (0, 30, 1000, 15, None), (0, 20, 800, 10, None),
+    (0, 10, 500, 10, None), (0, 5, 300, 10, 60), (0, 0, 100, 10, 30), (0, 0, 0, 10, 15), (0, 0, 0, 10, 5),
 ]
 
 
@@ -146,7 +148,9 @@ def _page_view(data: dict, section_chars, links_n, lead_chars, infobox_chars, co
     if infobox_chars is not None and any(len(str(f.get("text") or "")) > infobox_chars for f in infobox):
         infobox = [dict(f, text=_cut(f["text"], infobox_chars)) if isinstance(f.get("text"), str) else f for f in infobox]
         notes["infobox"] = f"field texts cut to {infobox_chars} characters; the numbers, units and dates are whole"
-    view["infobox"] = infobox
+    # a field as a reader needs it: its label and text, and the number, unit and date where it has them
+    view["infobox"] = [{k: v for k, v in f.items() if v is not None and not (k == "name" and v == f.get("label"))}
+                       if isinstance(f, dict) else f for f in infobox]
     view["lead"] = _cut(lead, lead_chars)
     if len(view["lead"]) < len(lead):
         notes["lead"] = (f"the first {_shown_len(lead, lead_chars)} of {len(lead)} characters; fetch_webpage with "
