@@ -120,14 +120,7 @@ def _fit_page(data: dict, max_chars: int, indent: int | None) -> str | None:
 
             def render(n: int, slot=slot, step=step) -> str:
                 return _dump(_page_view(data, *step[:slot], n, *step[slot + 1:]), indent)
-            best = lo
-            while best < hi:
-                mid = (best + hi + 1) // 2
-                if len(render(mid)) <= max_chars:
-                    best = mid
-                else:
-                    hi = mid - 1
-            step[slot] = best
+            step[slot] = _bisect(lo, hi, lambda n, render=render: len(render(n)) <= max_chars)
         return _dump(_page_view(data, *step), indent)
     return _fit_generic(_page_view(data, *_PAGE_STEPS[-1]), max_chars, indent, {})
 
@@ -235,18 +228,23 @@ def _fit_search(data: dict, max_chars: int, indent: int | None) -> str | None:
     return _largest_fitting(len(results), lambda n: view(n, 80), max_chars)
 
 
-def _largest_fitting(count: int, render, max_chars: int) -> str | None:
-    """``render(n)`` for the largest ``n`` in 0..count whose text fits (lengths grow with n)."""
-    lo, hi = 0, count
-    if len(render(0)) > max_chars:
-        return None
+def _bisect(lo: int, hi: int, fits) -> int:
+    """The largest ``n`` in lo..hi with ``fits(n)``, by bisection (``fits`` holds at ``lo`` and, as lengths
+    grow with n, fails from some n on)."""
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if len(render(mid)) <= max_chars:
+        if fits(mid):
             lo = mid
         else:
             hi = mid - 1
-    return render(lo)
+    return lo
+
+
+def _largest_fitting(count: int, render, max_chars: int) -> str | None:
+    """``render(n)`` for the largest ``n`` in 0..count whose text fits (lengths grow with n)."""
+    if len(render(0)) > max_chars:
+        return None
+    return render(_bisect(0, count, lambda n: len(render(n)) <= max_chars))
 
 
 # ---- anything else -----------------------------------------------------------------------------
@@ -287,13 +285,7 @@ def _fit_generic(data: dict, max_chars: int, indent: int | None, notes: dict) ->
 
 def _largest_fitting_from(lo: int, hi: int, render, max_chars: int) -> None:
     """``render(n)`` last for the largest ``n`` in lo..hi whose text fits (``render(lo)`` does)."""
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if len(render(mid)) <= max_chars:
-            lo = mid
-        else:
-            hi = mid - 1
-    render(lo)
+    render(_bisect(lo, hi, lambda n: len(render(n)) <= max_chars))
 
 
 def _largest(node: Any, path: tuple) -> tuple[tuple, Any] | None:
