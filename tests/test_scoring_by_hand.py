@@ -132,7 +132,7 @@ def test_golden_view_resolves_redirects_and_unknown_stops():
 
 
 def test_defaults_and_known_args():
-    assert _defaults("web_search") == {"num_results": 5}
+    assert _defaults("web_search") == {"num_results": 5, "offset": 0, "mode": "words", "field": "all"}
     assert _defaults("maps_directions") == {"mode": "driving"}
     assert _defaults("fetch_webpage") == {} and _defaults("no_such_tool") == {}
     assert _known_args("web_search", {"query": "q", "bogus": 1}) == {"query": "q"}
