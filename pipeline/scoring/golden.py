@@ -52,7 +52,7 @@ class GoldenLeg:
     chains: dict[int, list[GoldenStep]]            # roadblock stop -> chain
     values: list[tuple[int, PreparedValue]]        # (stop index, scalar golden value) for intermediate accuracy
     all_steps: list[GoldenStep] = field(default_factory=list)   # every roadblock chain's steps
-    calls: list[GoldenStep] = field(default_factory=list)       # every golden call: the trace (else all_steps)
+    calls: list[GoldenStep] = field(default_factory=list)       # every golden call: chain steps, merges, the rest of the trace
 
     @property
     def budget(self) -> int:
@@ -87,8 +87,12 @@ def golden_view(leg: Leg, resolve: Resolver | None = None) -> GoldenLeg:
     # the golden trace's every call (page fetches, a choice hop's look-ups, searches, chain steps): each
     # one the golden solution makes, so each one an agent repeats is useful (eta)
     # (a leg without a trace: its chains' steps, and the code runs of its merges, in stop order)
-    calls = [GoldenStep(**{**asdict(t), "args": _known_args(t.tool, t.args)}) for t in leg.trace] \
-        or sorted(steps + merges, key=lambda g: (g.stop, g.step))
+    # (a trace entry of a chain step is that step, as the chain resolves it; a leg without a trace: its
+    # chains' steps and the code runs of its merges)
+    chained = {(g.stop, g.step) for g in steps + merges}
+    traced_calls = [GoldenStep(**{**asdict(t), "args": _known_args(t.tool, t.args)}) for t in leg.trace
+                    if (t.stop, t.step) not in chained]
+    calls = sorted(steps + merges + traced_calls, key=lambda g: (g.stop if g.stop is not None else -1, g.step or 0))
     return GoldenLeg(leg, pages, chains, gvalues, steps, calls)
 
 
