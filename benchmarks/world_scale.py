@@ -19,8 +19,8 @@ Per size:
   (detected from its ``--help``): walls and the ratio;
 - search: p50/p95 latency of ``SnapshotStore.search(query, k=10)`` over ``--queries`` seeded
   queries of 1-3 words taken from the snapshot's titles and descriptions, in a fresh process (the
-  first search, which loads or builds the in-memory index, is timed apart); paged (``offset=10``)
-  where ``search`` takes an ``offset`` (detected with ``inspect.signature``);
+  first search, which loads or builds the in-memory index, is timed apart); paged (``search_page``,
+  ``offset=10``: the second page of ten with its exact total);
 - generation: ``LEGWORK_SNAPSHOT=<snapshot> python -m pipeline.generate --difficulty medium
   --count 5 --task-runner local`` with a fresh cache and derived-data folder (so the first run's
   one-off cost is in it): wall, peak RSS of its tree, and its one-line result.
@@ -152,7 +152,6 @@ def build(dump: Path, out: Path, extra: list[str]) -> dict:
 
 def search_child(snapshot: str, queries: int, seed: int) -> dict:
     """Run inside a fresh process (``--_search``): latencies of the store's search."""
-    import inspect
     import resource
     import sqlite3
 
@@ -187,11 +186,11 @@ def search_child(snapshot: str, queries: int, seed: int) -> dict:
         plain.append(time.perf_counter() - t)
     out = {"first": first, "plain": plain, "queries": len(qs), "with_hits": hits, "paged": None,
            "examples": qs[:5]}
-    if "offset" in inspect.signature(store.search).parameters:
+    if hasattr(store, "search_page"):   # web_search's paging: the second page of ten, exact total
         paged = []
         for q in qs:
             t = time.perf_counter()
-            store.search(q, k=10, offset=10)
+            store.search_page(q, offset=10, k=10)
             paged.append(time.perf_counter() - t)
         out["paged"] = paged
     out["max_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -268,7 +267,7 @@ def measure_size(pages: int, a, has_dask: bool) -> dict:
             row["search p50/p95 ms"] = f"{_pct(s['plain'], .5) * 1e3:.1f} / {_pct(s['plain'], .95) * 1e3:.1f}"
             row["first search s"] = f"{s['first']:.1f}"
             row["paged p50/p95 ms"] = (f"{_pct(s['paged'], .5) * 1e3:.1f} / {_pct(s['paged'], .95) * 1e3:.1f}"
-                                       if s["paged"] is not None else "n/a (search takes no offset)")
+                                       if s["paged"] is not None else "n/a (no search_page)")
             print(f"  search over {s['queries']} queries ({s['with_hits']} with hits; e.g. "
                   f"{', '.join(repr(q) for q in s['examples'][:3])}): {row['search p50/p95 ms']} ms, "
                   f"paged {row['paged p50/p95 ms']}, first {row['first search s']} s", flush=True)
