@@ -17,6 +17,7 @@ from pipeline.clues import (
     HOP_INFOBOX,
     HOP_NAMED,
     MEASURE_LOOKUPS,
+    anchor_targets,
     could_be,
     doubtful_numbers,
     kind_of,
@@ -174,6 +175,12 @@ def test_a_named_hop_is_the_only_thing_of_its_kind_in_its_sentence(ctx, data):
         assert rel.sentence in block
         named = [t for t in titles_named(re.sub(r"(?<=\w)['’]s\b", ",", rel.sentence.rstrip(".")), ctx, as_read=True)
                  if t != title]
+        # a name the page links means its link's page (issue 33): "Friendship" linked to Friendship (Ray
+        # Charles album); read here from the page's links directly
+        anchors = anchor_targets(page.links)
+        linked = [target for text, target in anchors.items()
+                  if re.search(rf"(?<![\w'’-]){re.escape(text)}(?![\w'’-])", rel.sentence) and target in ctx.store]
+        named = list(dict.fromkeys([anchors.get(t, t) for t in named] + linked))
         alike = [t for t in named if could_be(rel.noun, ctx.page(t).description, ctx.page(t).infobox_type)]
         if rel.position is None:
             assert alike == [hop.target], (title, rel.noun, alike)
