@@ -70,7 +70,7 @@ def whole_world(ctx: StageContext) -> bool:
     """Is the world small enough to profile whole, once, and keep (the embedded snapshot: 10,253 pages
     in seconds)? A larger one (``generation.whole_world_pages``; a whole Wikipedia has 6.9 million) is
     profiled a page at a time as legs meet it (``profile``) and seeded by draws (``drawn_seed``)."""
-    return len(ctx.store) <= int(ctx.generation.get("whole_world_pages", 200_000))
+    return len(ctx.store) <= int(ctx.generation.get("whole_world_pages", 50_000))
 
 
 def profile(title: str, ctx: StageContext) -> _Profile | None:
