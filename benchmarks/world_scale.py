@@ -44,31 +44,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from import_speed import _memory as _pss_rss
+from import_speed import _tree as _children  # (the benchmarks folder is on the path just above)
+
 POLL_SECONDS = 0.2
 
 
 # ---- running a process tree and watching its memory ----------------------------------------------
 
-def _children(pid: int) -> list[int]:
-    try:
-        import psutil
-
-        return [pid] + [c.pid for c in psutil.Process(pid).children(recursive=True)]
-    except Exception:  # noqa: BLE001 - psutil missing or the process gone: the main process alone
-        return [pid]
-
-
 def _memory(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) in bytes of one process, from /proc (PSS counts pages shared with forked workers once)."""
-    rss = pss = 0
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Rss:"):
-                rss = int(line.split()[1]) * 1024
-            elif line.startswith("Pss:"):
-                pss = int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    """(RSS, PSS) in bytes of one process (``import_speed``'s reading of /proc, in this table's order)."""
+    pss, rss = _pss_rss(pid)
     return rss, pss
 
 
