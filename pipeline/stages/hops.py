@@ -64,16 +64,20 @@ _AREA_AFTER = re.compile(r"\s+(?:metropolitan|metro|urban|area|region|basin|rive
 _WORD = re.compile(r"[\w'’.-]+")
 
 
+def _first_word_index(names) -> dict[str, list[tuple[str, ...]]]:
+    """Names by first word, as word tuples, longest first (what ``titles_named`` matches a text against)."""
+    index: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    for name in names:
+        words = tuple(_WORD.findall(name))
+        if words:
+            index[words[0]].append(words)
+    return {k: sorted(v, key=len, reverse=True) for k, v in index.items()}
+
+
 def _title_index(ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
-    """Snapshot titles by first word, as word tuples, longest first (for ``mentions``)."""
-    def compute():
-        index: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-        for title in ctx.store.titles():
-            words = tuple(_WORD.findall(title))
-            if words and title[:1].isupper() and len(title) >= 4 and "(" not in title:
-                index[words[0]].append(words)
-        return {k: sorted(v, key=len, reverse=True) for k, v in index.items()}
-    return ctx.memo("title_index", compute)
+    """Snapshot titles by first word (for ``mentions``): capitalised, 4+ characters, no qualifier."""
+    return ctx.memo("title_index", lambda: _first_word_index(
+        t for t in ctx.store.titles() if t[:1].isupper() and len(t) >= 4 and "(" not in t))
 
 
 _CONNECTORS = ("of", "de", "du", "del")
@@ -137,14 +141,8 @@ def page_anchors(page, ctx: StageContext) -> dict[str, str]:
 
 
 def _anchor_index(page, ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
-    def compute():
-        index: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-        for text in page_anchors(page, ctx):
-            words = tuple(_WORD.findall(text))
-            if words:
-                index[words[0]].append(words)
-        return {k: sorted(v, key=len, reverse=True) for k, v in index.items()}
-    return ctx.memo(f"anchor_index|{page.title}", compute)
+    """The page's link texts by first word (``titles_named`` over them: ``sentence_mentions``)."""
+    return ctx.memo(f"anchor_index|{page.title}", lambda: _first_word_index(page_anchors(page, ctx)))
 
 
 def sentence_mentions(sentence: str, page, ctx: StageContext) -> dict[str, str]:
