@@ -351,7 +351,7 @@ def test_streamable_http_on_loopback_with_a_required_token(world, tmp_path):
                 return tools, result
 
         tools, result = anyio.run(main)
-        assert len(tools) == 21 and not result.is_error
+        assert len(tools) == 22 and not result.is_error
         assert json.loads(result.content[0].text)["elevation_m"] == 502.0
         logged = (tmp_path / "runs" / "http-trial" / "tool_log.jsonl").read_text().splitlines()
         assert [json.loads(line)["tool"] for line in logged] == ["maps_elevation"]

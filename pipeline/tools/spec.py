@@ -185,6 +185,23 @@ TOOLS: dict[str, dict[str, Any]] = {
         "output": "{country, area_km2}",
         "units": {"area_km2": "km2"},
     },
+    "countries_list": {
+        "description": "List every country the country statistics hold (exactly the countries "
+                       "countries_population and countries_area answer for, under the name they accept), sorted by "
+                       "name, with its capital (the one the statistics name; null where they name none) and the "
+                       "capital's point: the same lat, lng maps_geocode gives for the country's name (the centre of "
+                       "the country where no capital is named). Page with offset and limit (at most 100): total is "
+                       "the number of countries, next_offset the offset of the next page (null after the last); "
+                       "pages with one limit list each country once. Offline data only (countryinfo, GeoNames), "
+                       "under the live backend too.",
+        "parameters": _obj({"offset": {"type": "integer", "minimum": 0, "default": 0,
+                                       "description": "how many countries to skip (next_offset of the page before)"},
+                            "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 50,
+                                      "description": "countries per page (at most 100)"}},
+                           []),
+        "output": "{total, offset, next_offset, countries[{name, iso2, capital, lat, lng}]}",
+        "units": {"lat": "degrees", "lng": "degrees"},
+    },
     "stock_historical_price": {
         "description": "Daily open/high/low/close price of a stock on a date, in USD.",
         "parameters": _obj({"symbol": {"type": "string", "minLength": 1}, "date": _DATE}, ["symbol", "date"]),

@@ -10,8 +10,9 @@ structure, never by cutting its text, so what is printed always parses as JSON:
   the cut needs. ``shortened`` says what was left out and which arguments give it: ``section`` for
   one section (or the lead) in full, ``text_offset`` past a long one, ``links_offset`` for the links
   after the shown ones.
-- a search (``web_search``): the first results that fit, with ``next_offset`` set to the first one not
-  shown, so reading on from it misses none.
+- a search (``web_search``) or another paged list (``countries_list``, ``maps_search_places``): the
+  first results that fit, with ``next_offset`` set to the first one not shown, so reading on from it
+  misses none.
 - any other result: its longest lists and texts halved in turn, each noted in ``shortened``.
 
 Printed JSON is strict: besides the control characters JSON escapes anyway, DEL, the C1 controls,
@@ -26,6 +27,7 @@ from typing import Any
 
 MIN_CHARS = 200     # the smallest cut the shortening keeps to (a smaller one gets the note that it cannot)
 _PAGE_KEYS = {"url", "title", "lead", "sections", "links"}
+_PAGED_LISTS = ("countries", "places")   # other paged results (countries_list, maps_search_places): cut as a search
 _ESCAPED = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
@@ -63,6 +65,8 @@ def fit(text: str, max_chars: int, indent: int | None = None) -> str:
         shaped = _fit_section(data, max_chars, indent)
     elif isinstance(data.get("results"), list) and "total" in data:
         shaped = _fit_search(data, max_chars, indent)
+    elif "next_offset" in data and "total" in data and any(isinstance(data.get(k), list) for k in _PAGED_LISTS):
+        shaped = _fit_search(data, max_chars, indent, next(k for k in _PAGED_LISTS if isinstance(data.get(k), list)))
     else:
         shaped = None
     if shaped is None:
@@ -203,22 +207,23 @@ def _fit_section(data: dict, max_chars: int, indent: int | None) -> str | None:
     return _largest_fitting(len(text), view, max_chars)
 
 
-def _fit_search(data: dict, max_chars: int, indent: int | None) -> str | None:
-    """A search page: snippets shortened, then the first results that fit; ``next_offset`` is then the
-    first result not shown, so paging on from it reads every result."""
-    results, offset = data["results"], int(data.get("offset") or 0)
+def _fit_search(data: dict, max_chars: int, indent: int | None, key: str = "results") -> str | None:
+    """A search page (or another paged list, ``key``): snippets shortened, then the first results that
+    fit; ``next_offset`` is then the first result not shown, so paging on from it reads every result."""
+    results, offset = data[key], int(data.get("offset") or 0)
+    size = "num_results" if key == "results" else "page size"
 
     def view(n: int, snippet_chars: int | None) -> str:
         out = dict(data)
-        out["results"] = [dict(r, snippet=_cut(r["snippet"], snippet_chars)) if isinstance(r.get("snippet"), str) else r
-                          for r in results[:n]]
+        out[key] = [dict(r, snippet=_cut(r["snippet"], snippet_chars)) if isinstance(r.get("snippet"), str) else r
+                    for r in results[:n]]
         notes = {}
         if snippet_chars is not None and any(len(str(r.get("snippet") or "")) > snippet_chars for r in results[:n]):
             notes["snippets"] = f"cut to {snippet_chars} characters"
         if n < len(results):
             out["next_offset"] = offset + n
-            notes["results"] = (f"the first {n} of this page's {len(results)} results; next_offset {offset + n} "
-                                "(with the same num_results) gives the rest")
+            notes[key] = (f"the first {n} of this page's {len(results)} {key}; next_offset {offset + n} "
+                          f"(with the same {size}) gives the rest")
         if notes:
             out["shortened"] = notes
         return _dump(out, indent)

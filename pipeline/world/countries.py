@@ -144,6 +144,11 @@ class CountryTable:
                     ambiguous.add(key)
                     del self._index[key]
 
+    def with_statistics(self) -> list[Country]:
+        """The countries the statistics give both a population and an area for (those that
+        ``countries_population`` and ``countries_area`` answer for), by ISO code."""
+        return [c for _, c in sorted(self.by_iso2.items()) if c.population is not None and c.area_km2 is not None]
+
     def lookup(self, name: str, allow_codes: bool = True) -> Country | None:
         """The country called ``name``; ISO codes ("DE", "FRA") count only when ``allow_codes``."""
         key = normalise_name(name)

@@ -54,3 +54,9 @@ class ElevationGrid:
 @load_once
 def elevation_grid() -> ElevationGrid:
     return ElevationGrid()
+
+
+def elevation_at(lat: float, lng: float) -> float:
+    """Ground elevation in metres at a point, from the grid's cell holding it: the figure
+    ``maps_elevation`` (offline) answers, for enumerations that must not go through the tool."""
+    return elevation_grid().elevation_m(lat, lng)

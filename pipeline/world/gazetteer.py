@@ -139,6 +139,28 @@ class Capital:
 
 
 @dataclass(frozen=True)
+class ListedCountry:
+    """One country of the country statistics with its capital's point (``countries_list``)."""
+
+    name: str                       # the name countries_population and countries_area answer under
+    iso2: str
+    capital: str | None             # countryinfo's capital (the first of several); None if it names none
+    lat: float                      # the point maps_geocode gives for ``name``: the capital's,
+    lng: float                      # else the country's centre where no capital is named
+
+
+@dataclass(frozen=True)
+class Airport:
+    """One airport with an IATA code (airportsdata), at the point the map tools give it."""
+
+    iata: str
+    name: str
+    lat: float
+    lng: float
+    country_code: str
+
+
+@dataclass(frozen=True)
 class NearestPlace:
     city: str
     state: str | None
@@ -506,6 +528,25 @@ class Gazetteer:
             self._airports = index
         return self._airports
 
+    def country_list(self) -> list[ListedCountry]:
+        """Every country the statistics give a population and an area for, with the point the country's
+        name geocodes to (``capital_hit``, which ``geocode`` answers for a country name), sorted by name
+        (letters compared without case or accents, then as written)."""
+        listed = []
+        for country in self.countries.with_statistics():
+            hit = self.capital_hit(country.iso2)
+            if hit is None:   # no capital and no centre: nothing to place it at (none in countryinfo now)
+                continue
+            listed.append(ListedCountry(country.name, country.iso2, country.capital, hit.lat, hit.lng))
+        return sorted(listed, key=lambda c: (normalise_name(c.name), c.name, c.iso2))
+
+    def iata_airports(self) -> list[Airport]:
+        """Every airport with an IATA code in airportsdata, by code, at the point the map tools give it
+        (the Belgian and Luxembourg rows read as degrees, minutes and seconds: see ``DMS_WRITTEN``)."""
+        self._airport_index()
+        return [Airport(code, hit.name, hit.lat, hit.lng, hit.country_code)
+                for code, hit in sorted(self._airport_codes.items())]
+
     def airports_within(self, lat: float, lng: float, radius_km: float) -> list[tuple[float, PlaceHit]]:
         """Airports with an IATA code (airportsdata) within ``radius_km`` of a point, nearest first:
         real data for every place on Earth, unlike the points of interest of a few covered cities."""
@@ -605,3 +646,14 @@ def gazetteer(world_dir: Path | None = None, derived_dir: Path | None = None) ->
     that with a ``derived_dir`` that keeps the city table)."""
     world = Path(world_dir or DEFAULT_WORLD_DIR)
     return Gazetteer(country_table(world), poi_lookup=poi_name_lookup(world), derived_dir=derived_dir)
+
+
+def statistics_countries(world_dir: Path | None = None, derived_dir: Path | None = None) -> list[ListedCountry]:
+    """The list ``countries_list`` pages through, computed directly (not through the tool): every country
+    of the country statistics with its capital and the point ``maps_geocode`` gives for its name."""
+    return gazetteer(world_dir, derived_dir).country_list()
+
+
+def iata_airports(world_dir: Path | None = None, derived_dir: Path | None = None) -> list[Airport]:
+    """Every IATA airport of airportsdata (code, name, point) from the data ``maps_search_places`` reads."""
+    return gazetteer(world_dir, derived_dir).iata_airports()

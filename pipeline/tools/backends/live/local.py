@@ -9,7 +9,9 @@ from pipeline.tools import registry
 from pipeline.tools.errors import ToolError
 from pipeline.tools.registry import BackendContext, implements
 
-LOCAL_TOOLS = ("calculator", "math_knowledge_search")
+# countries_list: the list of the offline country statistics and their capitals' points (issue 34);
+# REST Countries' list would not match the points the live geocoder gives, so it stays offline.
+LOCAL_TOOLS = ("calculator", "math_knowledge_search", "countries_list")
 
 
 def _delegate(tool: str):

@@ -1,10 +1,11 @@
-"""countries_population and countries_area from the countryinfo extract."""
+"""countries_population, countries_area and countries_list from the countryinfo extract."""
 from __future__ import annotations
 
 from pipeline.tools.backends.offline._common import result, world_dir
 from pipeline.tools.errors import ToolError
 from pipeline.tools.registry import BackendContext, implements
 from pipeline.world.countries import Country, country_table
+from pipeline.world.gazetteer import statistics_countries
 
 
 def _country(args: dict, ctx: BackendContext) -> tuple[Country, str]:
@@ -32,3 +33,16 @@ def countries_area(args: dict, ctx: BackendContext) -> dict:
         raise ToolError(f"no area figure for {country.name} in the offline data")
     return result("countries_area", {"country": country.name, "country_code": country.iso2,
                                      "area_km2": country.area_km2}, "offline-data", source)
+
+
+@implements("countries_list", "offline")
+def countries_list(args: dict, ctx: BackendContext) -> dict:
+    offset, limit = int(args.get("offset", 0)), int(args.get("limit", 50))
+    listed = statistics_countries(world_dir(ctx), ctx.settings.derived_dir)
+    page = listed[offset:offset + limit]
+    end = offset + len(page)
+    return result("countries_list", {
+        "total": len(listed), "offset": offset, "next_offset": end if end < len(listed) else None,
+        "countries": [{"name": c.name, "iso2": c.iso2, "capital": c.capital, "lat": c.lat, "lng": c.lng}
+                      for c in page],
+    }, "offline-data", f"{country_table(world_dir(ctx)).source}; capitals' points as maps_geocode gives them")

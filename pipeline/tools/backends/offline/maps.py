@@ -16,7 +16,7 @@ from pipeline.tools.backends.offline._common import resolve_place, result, world
 from pipeline.tools.errors import ToolError
 from pipeline.tools.registry import BackendContext, implements
 from pipeline.world import osm
-from pipeline.world.elevation import elevation_grid
+from pipeline.world.elevation import elevation_at, elevation_grid
 from pipeline.world.gazetteer import PlaceHit, gazetteer
 from pipeline.world.geo import haversine_km, normalise_name
 from pipeline.world.seeded import rng_for, unit_for
@@ -131,7 +131,7 @@ def maps_elevation(args: dict, ctx: BackendContext) -> dict:
     results = []
     for k, place in enumerate(places):
         lat, lng, label = resolve_place(ctx, place, f"locations[{k}]")
-        results.append({"lat": lat, "lng": lng, "elevation_m": grid.elevation_m(lat, lng)})
+        results.append({"lat": lat, "lng": lng, "elevation_m": elevation_at(lat, lng)})
         if isinstance(place, str):
             results[-1]["name"] = label
     return result("maps_elevation", {"elevation_m": results[0]["elevation_m"], "results": results},
