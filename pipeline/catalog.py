@@ -28,6 +28,8 @@ class LevelPreset:
     diamonds: tuple[int, int]
     hops: tuple[int, int] = (1, 2)      # hops from page to page after the seed (pages = hops + 1)
     choices: tuple[int, int] = (0, 1)   # of them, hops that choose among countries by a looked-up figure
+    wide: tuple[int, int] = (0, 0)      # wide stops (issue 34), beside the stops counted in ``stops``
+    wide_members: tuple[int, int] = (0, 0)   # how many members each wide stop's set holds
 
 
 def _load(name: str, templates_dir: Path) -> dict[str, Any]:
@@ -53,8 +55,9 @@ def load_presets(overrides: list[str] | None = None, templates_dir: Path = TEMPL
     for name, p in data.items():
         preset = LevelPreset(name, tuple(p["stops"]), tuple(p["roadblocks"]), tuple(p["detours"]),
                              int(p["crawl_depth"]), tuple(p["extraction"]), tuple(p["diamonds"]),
-                             tuple(p.get("hops", (1, 2))), tuple(p.get("choices", (0, 1))))
-        for key in ("stops", "roadblocks", "detours", "diamonds", "hops", "choices"):
+                             tuple(p.get("hops", (1, 2))), tuple(p.get("choices", (0, 1))),
+                             tuple(p.get("wide", (0, 0))), tuple(p.get("wide_members", (0, 0))))
+        for key in ("stops", "roadblocks", "detours", "diamonds", "hops", "choices", "wide", "wide_members"):
             lo, hi = getattr(preset, key)
             if not 0 <= lo <= hi:
                 raise ConfigError(f"preset {name}.{key}: bad range {[lo, hi]}")

@@ -14,6 +14,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline import expressions, refs
@@ -25,10 +26,12 @@ from pipeline.model import (
     ROADBLOCK,
     ROUTE_INFO,
     SERVED_AS,
+    WIDE,
     Extraction,
     Leg,
     Stop,
     TraceEntry,
+    WideSpec,
 )
 from pipeline.snapshot.page import subject_name, title_to_url
 from pipeline.tools.errors import ToolArgumentError, ToolError
@@ -437,8 +440,115 @@ def run_tool_chain(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: 
 
 
 
+# ---- wide stops (issue 34) -------------------------------------------------------------------
+WIDE_LIST_PAGE = 50       # countries_list page the collection reads (a page stays inside the 8,000-character cut)
+WIDE_SEARCH_PAGE = 50     # web_search results per page while paging through every match
+DISTANCE_BATCH = 100      # destinations per great-circle distance matrix call (the tool's most)
+ELEVATION_BATCH = 100     # locations per elevation call (the tool's most)
+WIDE_LOOKUPS = {"population": ("countries_population", "population"), "area": ("countries_area", "area_km2")}
+WIDE_FIGURE_UNIT = {"population": 1e6, "area": 1e3}   # a sum of populations in millions, of areas in thousands of km2
+
+
+@dataclass
+class WideFind:
+    """What collecting a wide stop's set through the tools found: its members (sorted ids: country
+    names, IATA codes, page titles) and, for a sum, each member's figure."""
+    members: list[str]
+    figures: dict[str, float] = field(default_factory=dict)
+
+
+def _chunks(items: list, n: int) -> list[list]:
+    return [items[i:i + n] for i in range(0, len(items), n)]
+
+
+def collect_wide(spec: WideSpec, given: Any, call: Callable[[str, dict], dict]) -> WideFind:
+    """Collect a wide stop's set as an agent can, through the tools (``call(tool, args) -> data``):
+    page through the country list, the place search or the page search to their ends, decide each
+    candidate by distance (batched great-circle matrices), elevation (batched) or a statistic, then
+    look up what a sum needs. ``given`` is the input clue's answer (a place or country; pages: the word).
+    The golden run and the riddle-only solver both collect this way; the generator enumerates the same
+    set without the tools (``stages.wide``) and acceptance compares the two."""
+    if spec.domain == "pages":
+        members, offset = [], 0
+        while offset is not None:
+            data = call("web_search", {"query": spec.word, "mode": "phrase", "field": "lead",
+                                       "num_results": WIDE_SEARCH_PAGE, "offset": offset})
+            members += [r["title"] for r in data["results"]]
+            offset = data.get("next_offset")
+        return WideFind(sorted(set(members)))
+    point = call("maps_geocode", {"address": str(given)})
+    center = {"lat": point["lat"], "lng": point["lng"]}
+    if spec.domain == "countries":
+        listed, offset = [], 0
+        while offset is not None:
+            data = call("countries_list", {"offset": offset, "limit": WIDE_LIST_PAGE})
+            listed += data["countries"]
+            offset = data.get("next_offset")
+        near = []
+        for batch in _chunks(listed, DISTANCE_BATCH):
+            data = call("maps_distance_matrix", {"origins": [center], "mode": "great_circle",
+                                                 "destinations": [{"lat": c["lat"], "lng": c["lng"]} for c in batch]})
+            near += [c["name"] for c, cell in zip(batch, data["rows"][0]) if cell["distance_km"] <= spec.radius_km]
+        figures: dict[str, dict[str, float]] = {}
+        needed = [m for m in (spec.measure, spec.figure) if m]
+        for name in near:
+            for measure in dict.fromkeys(needed):
+                tool, path = WIDE_LOOKUPS[measure]
+                figures.setdefault(name, {})[measure] = float(get_path(call(tool, {"country": name}), path))
+        members = sorted(n for n in near if not spec.measure or figures[n][spec.measure] >= spec.threshold)
+        return WideFind(members, {n: figures[n][spec.figure] for n in members} if spec.figure else {})
+    if spec.domain == "airports":
+        found, offset = [], 0
+        while offset is not None:
+            data = call("maps_search_places", {"query": "airport", "location": center,
+                                               "radius_m": round(spec.radius_km * 1000), "offset": offset})
+            found += [p for p in data["places"] if p.get("iata")]
+            offset = data.get("next_offset")
+        if spec.measure == "elevation":
+            high = []
+            for batch in _chunks(found, ELEVATION_BATCH):
+                data = call("maps_elevation", {"locations": [{"lat": p["lat"], "lng": p["lng"]} for p in batch]})
+                high += [p["iata"] for p, r in zip(batch, data["results"]) if r["elevation_m"] >= spec.threshold]
+            return WideFind(sorted(set(high)))
+        return WideFind(sorted({p["iata"] for p in found}))
+    raise StopFailed(f"unknown wide domain {spec.domain!r}")
+
+
+def wide_value(spec: WideSpec, find: WideFind) -> int:
+    """The figure a wide stop asks of its set: how many members, or the sum of their figures in the
+    clue's unit (millions of people, thousands of km2), rounded once at the end."""
+    if spec.aggregate == "count":
+        return len(find.members)
+    if spec.aggregate == "sum":
+        return finalize_number(sum(find.figures[m] for m in find.members) / WIDE_FIGURE_UNIT[spec.figure])
+    raise StopFailed(f"unknown wide aggregate {spec.aggregate!r}")
+
+
+def run_wide_stop(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
+    """Collect the set through the tools; it must be the set the generator enumerated (no more, no fewer)."""
+    spec = stop.wide
+    given = values.get(stop.depends_on[0]) if stop.depends_on else None
+    step = [0]
+
+    def call(tool: str, args: dict) -> dict:
+        data = _call(toolbox, stop, step[0], tool, args, trace)
+        step[0] += 1
+        return data
+    find = collect_wide(spec, given, call)
+    if find.members != sorted(spec.members):
+        missing = sorted(set(spec.members) - set(find.members))
+        extra = sorted(set(find.members) - set(spec.members))
+        raise StopFailed(f"wide stop: the tools collect {len(find.members)} members, the world holds "
+                         f"{len(spec.members)} (missing {missing[:5]}, extra {extra[:5]})")
+    value = wide_value(spec, find)
+    trace[-1].value = value
+    return value
+
+
 def run_stop(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
     try:
+        if stop.kind == WIDE:
+            return run_wide_stop(stop, values, toolbox, trace)
         if stop.kind == ROUTE_INFO:
             return run_page_stop(stop, toolbox, trace)
         if stop.kind == ROADBLOCK or (stop.kind == MERGE and stop.tool_chain):  # AAR merges run their code

@@ -14,7 +14,7 @@ from pipeline import expressions
 from pipeline.cache import ReplayMiss, canonical_json
 from pipeline.catalog import LevelPreset
 from pipeline.config import PROVENANCES
-from pipeline.execute import StopFailed, country_key, execute_leg, extract_fact
+from pipeline.execute import StopFailed, collect_wide, country_key, execute_leg, extract_fact, wide_value
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -23,6 +23,7 @@ from pipeline.model import (
     ROADBLOCK,
     ROUTE_INFO,
     SEARCH_QUERY,
+    WIDE,
     Leg,
     Stop,
     TraceEntry,
@@ -86,12 +87,19 @@ def check_dag(leg: Leg, preset: LevelPreset) -> list[str]:
 
 def check_counts(leg: Leg, preset: LevelPreset) -> list[str]:
     n_diamonds = len({s.diamond for s in leg.stops if s.diamond_role == "merge"})
-    base = [s for s in leg.stops if s.diamond_role not in ("branch", "merge")]
+    base = [s for s in leg.stops if s.diamond_role not in ("branch", "merge") and s.kind != WIDE]
     errors = []
+    wide = leg.stops_of(WIDE)
+    if not preset.wide[0] <= len(wide) <= preset.wide[1]:
+        errors.append(f"{len(wide)} wide stops, level needs {preset.wide[0]}-{preset.wide[1]}")
+    for s in wide:
+        lo, hi = preset.wide_members
+        if s.wide is None or not lo <= len(s.wide.members) <= hi:
+            errors.append(f"wide stop {s.index}: {len(s.wide.members) if s.wide else 'no'} members, level needs {lo}-{hi}")
     lo, hi = preset.stops
     if not lo <= len(base) <= hi:
         errors.append(f"{len(base)} stops before augmentation, level needs {lo}-{hi}")
-    if len(leg.stops) != len(base) + 3 * n_diamonds:
+    if len(leg.stops) != len(base) + len(wide) + 3 * n_diamonds:
         errors.append("a diamond does not add exactly three stops")
     for kind, (lo, hi) in ((ROADBLOCK, preset.roadblocks), (DETOUR, preset.detours)):
         n = sum(s.kind == kind for s in base)
@@ -344,6 +352,41 @@ def check_one_question(leg: Leg) -> list[str]:
     return errors
 
 
+def check_wide_sets(leg: Leg) -> list[str]:
+    """Invariant 13 (issue 34): each wide stop's set, collected again from the golden trace's recorded
+    answers the way an agent collects it, is exactly the set the generator enumerated over the world,
+    and its figure is the stop's value. The recorded calls are served in order; a call the collection
+    makes that the trace does not hold (a page of results skipped) is an error, as is one left over."""
+    errors = []
+    values = {s.index: s.value for s in leg.stops}
+    for stop in leg.stops_of(WIDE):
+        recorded = [t for t in leg.trace if t.stop == stop.index]
+        served = iter(recorded)
+
+        def call(tool: str, args: dict, _served=served, _stop=stop) -> dict:
+            entry = next(_served, None)
+            if entry is None or entry.tool != tool or entry.args != args:
+                raise ValueError(f"the collection calls {tool} {args}, the trace holds "
+                                 f"{'nothing more' if entry is None else entry.tool + ' ' + str(entry.args)}")
+            return json.loads(entry.response)
+        try:
+            find = collect_wide(stop.wide, values.get(stop.depends_on[0]) if stop.depends_on else None, call)
+        except (ValueError, KeyError, StopFailed) as exc:
+            errors.append(f"wide stop {stop.index}: its trace does not collect a set: {exc}")
+            continue
+        if next(served, None) is not None:
+            errors.append(f"wide stop {stop.index}: its trace holds calls the collection does not make")
+        if find.members != sorted(stop.wide.members):
+            missing = sorted(set(stop.wide.members) - set(find.members))
+            extra = sorted(set(find.members) - set(stop.wide.members))
+            errors.append(f"wide stop {stop.index}: the trace collects {len(find.members)} members, the world "
+                          f"holds {len(stop.wide.members)} (missing {missing[:5]}, extra {extra[:5]})")
+        elif wide_value(stop.wide, find) != stop.value:
+            errors.append(f"wide stop {stop.index}: its set gives {wide_value(stop.wide, find)}, "
+                          f"the stop holds {stop.value}")
+    return errors
+
+
 def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simulated: bool,
               fetch_page: Callable[[str], dict | None]) -> dict[str, list[str]]:
     """Every invariant by number (1-12, as in the README); a key with an empty list holds."""
@@ -360,6 +403,7 @@ def check_all(leg: Leg, preset: LevelPreset, *, forbidden: list[str], allow_simu
         "10_bridges": lambda: check_bridges(leg),
         "11_hops": lambda: check_hops(leg, fetch_page),
         "12_one_question": lambda: check_one_question(leg),
+        "13_wide_sets": lambda: check_wide_sets(leg),
     }
     out = {}
     for name, check in checks.items():

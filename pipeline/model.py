@@ -30,8 +30,10 @@ from pipeline.usage import UserError
 
 # Stop kinds (our names) and the public AAR stop_type each exports to.
 ROUTE_INFO, ROADBLOCK, DETOUR, MERGE, FINISH_LINE = "route_info", "roadblock", "detour", "merge", "finish_line"
-STOP_KINDS = (ROUTE_INFO, ROADBLOCK, DETOUR, MERGE, FINISH_LINE)
-AAR_STOP_TYPE = {ROUTE_INFO: "page", ROADBLOCK: "tool", DETOUR: "reason", MERGE: "tool", FINISH_LINE: "compute"}
+WIDE = "wide"   # a stop that collects a whole set from the world (issue 34)
+STOP_KINDS = (ROUTE_INFO, ROADBLOCK, DETOUR, MERGE, FINISH_LINE, WIDE)
+AAR_STOP_TYPE = {ROUTE_INFO: "page", ROADBLOCK: "tool", DETOUR: "reason", MERGE: "tool", FINISH_LINE: "compute",
+                 WIDE: "tool"}
 
 # How the agent reaches a stop.
 LINK_FOLLOW, SEARCH_QUERY, TOOL_CALL, COMPUTE = "link_follow", "search_query", "tool_call", "compute"
@@ -153,6 +155,28 @@ class RoadblockSpec:
 
 
 @dataclass
+class WideSpec:
+    """A wide stop (issue 34): the set of every member of a domain that a predicate holds for, decided
+    member by member by the tools, and one figure over it. ``members`` is the set as the generator
+    enumerated it over the whole world directly (not through the tools); the golden trace collects it
+    through the tools an agent has, and acceptance checks that both are the same set.
+
+    Domains: ``countries`` (the country statistics' countries whose capital lies within ``radius_km``
+    of the input's point, and, with ``measure``, whose figure is at least ``threshold``), ``airports``
+    (the IATA airports within ``radius_km`` of the input's point, and, with ``measure`` = elevation,
+    whose ground lies at least ``threshold`` m high), ``pages`` (the pages whose opening text contains
+    the whole word ``word``, the name the input gave)."""
+    domain: str                     # countries | airports | pages
+    aggregate: str                  # count | sum (of ``figure`` over the members)
+    radius_km: float | None = None  # countries, airports: the distance from the input's point
+    measure: str | None = None      # the statistic a threshold holds on: population | area | elevation
+    threshold: float | None = None  # members' measure at least this
+    figure: str | None = None       # sum: population (in millions) | area (in thousands of km2)
+    word: str | None = None         # pages: the whole word their opening text contains
+    members: list[str] = field(default_factory=list)   # the exact set, sorted (country names, IATA codes, titles)
+
+
+@dataclass
 class AarSource:
     """What an AAR import keeps only so that export reproduces its source; never read by execution."""
     reasoning: str = ""
@@ -186,6 +210,7 @@ class Stop:
     wording: PageWording | None = None  # page stops
     roadblock: RoadblockSpec | None = None  # roadblocks (and diamond branches) made from a template
     operation: str | None = None    # merge kind (merges) or reduction name (finish line), as the clue states it
+    wide: WideSpec | None = None    # wide stops: the set they collect (issue 34)
     awaiting_diamond: bool = False  # prevalidate -> diamond: a page stop kept only because a diamond may fork it
     aar: AarSource | None = None    # AAR imports only
 
@@ -321,7 +346,7 @@ class LegFormatError(UserError, ValueError):
 
 
 _STOP_PARTS = {"extraction": Extraction, "transition": Transition, "fact": FactSpec, "wording": PageWording,
-               "roadblock": RoadblockSpec, "aar": AarSource}
+               "roadblock": RoadblockSpec, "aar": AarSource, "wide": WideSpec}
 
 
 # ---- artifacts -------------------------------------------------------------------------

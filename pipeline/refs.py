@@ -163,6 +163,8 @@ def remap(spec: Any, mapping: Mapping[int, int]) -> Any:
 
 def value_inputs(stop: Stop) -> list[int]:
     """The stops whose values this stop computes with."""
+    if stop.wide is not None:   # a wide stop collects its set around its input's value
+        return list(stop.depends_on)
     if stop.source_stop is not None:
         return [stop.source_stop]
     if stop.expression:

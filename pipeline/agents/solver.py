@@ -69,11 +69,13 @@ from pipeline.clues import (
     split_page_clue,
     stated_count,
 )
+from pipeline.clues.wide import WIDE_START, parse_wide
 from pipeline.execute import (
     NAME_RUN,
     NOT_NAMES,
     StopFailed,
     clean_text_value,
+    collect_wide,
     countries_named,
     finalize_number,
     get_path,
@@ -81,6 +83,7 @@ from pipeline.execute import (
     nearest_is_one,
     parse_number,
     resolve_args,
+    wide_value,
 )
 from pipeline.model import TraceEntry
 from pipeline.snapshot.page import infobox_kind, subject_name, title_to_url
@@ -204,6 +207,8 @@ class Solver:
         return sol
 
     def solve_clue(self, n: int, text: str, view: RiddleView, sol: Solution) -> Any:
+        if text.startswith(WIDE_START):
+            return self.wide(n, text, sol.values)
         if text.startswith(ROADBLOCK_START):
             return self.roadblock(n, text, sol.values)
         if text.startswith(DETOUR_START):
@@ -393,6 +398,19 @@ class Solver:
                 params = expand_params(dict(zip((k for k, _ in choices), combo)))
                 if roadblock_reads(template["value"], params, inputs, text):
                     yield name, template, inputs, params
+
+    def wide(self, n: int, text: str, values: dict[int, Any]) -> Any:
+        """A wide clue (issue 34): the set it defines, collected through the tools to its end."""
+        read = parse_wide(text)
+        if read is None:
+            raise Unsolvable(f"clue {n}: no set reads {text[:100]!r}")
+        spec, ref = read
+        if ref not in values:
+            raise Unsolvable(f"clue {n}: clue {ref} has no answer yet")
+        try:
+            return wide_value(spec, collect_wide(spec, values[ref], lambda tool, args: self.call(n, tool, args)))
+        except (StopFailed, KeyError, TypeError) as exc:
+            raise Unsolvable(f"clue {n}: {exc}") from exc
 
     # detours, finish line ----------------------------------------------------------------------
     def detour(self, n: int, text: str, values: dict[int, Any]) -> Any:

@@ -23,6 +23,7 @@ from pipeline.scoring.judges import GoldenTraceJudge, Judgment
 from pipeline.scoring.matching import TextIndex, value_in_text
 from pipeline.scoring.trials import Trial
 from pipeline.scoring.urls import Resolver, page_key
+from pipeline.scoring.wide import wide_reach
 
 NAV, TOOL, COMP = "navigation", "tool_use", "computation"
 
@@ -53,6 +54,9 @@ class TrialScore:
     near_miss: bool
     invalid_reason: str | None
     judgments: list[dict] = field(default_factory=list)
+    wide: list[dict] = field(default_factory=list)   # per wide stop: members, reached, recall, precision
+    wide_recall: float | None = None                 # mean over the leg's wide stops (None: it has none)
+    wide_precision: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,6 +141,7 @@ def score_trial(golden: GoldenLeg | None, trial: Trial, judge=None, resolve: Res
     inter = intermediate_accuracy(golden, trial)
     steps = trial.steps if trial.steps is not None else len(trial.calls)
     judgments: list[Judgment] = (judge or GoldenTraceJudge(resolve)).judge(golden, trial)
+    wide = wide_reach(leg, trial)
     useful = sum(j.sign > 0 for j in judgments)
     eta = useful / len(trial.calls) if trial.calls else None
     return TrialScore(
@@ -146,6 +151,7 @@ def score_trial(golden: GoldenLeg | None, trial: Trial, judge=None, resolve: Res
         bool(not fa and inter is not None and inter >= 0.8), None,
         [{"call": j.call, "tool": j.tool, "label": j.label, "sign": j.sign, "confidence": j.confidence,
           "rationale": j.rationale} for j in judgments],
+        [w.to_dict() for w in wide], _avg([w.recall for w in wide]), _avg([w.precision for w in wide]),
     )
 
 
@@ -203,6 +209,8 @@ def summarize(scores: list[TrialScore]) -> dict[str, Any]:
         "errors": {k: errs.get(k, 0) / n if n else 0.0 for k in (NAV, TOOL, COMP, "invalid")},
         "shortcut_rate": _avg([float(s.shortcut) for s in scores]),
         "near_miss_rate": _avg([float(s.near_miss) for s in scores]),
+        "wide_recall": _avg([s.wide_recall for s in scores]),
+        "wide_precision": _avg([s.wide_precision for s in scores]),
     }
 
 

@@ -676,6 +676,11 @@ class SnapshotStore:
         titles = self._table("fts_titles", lambda: dict(self._conn().execute("SELECT rowid, title FROM pages_fts")))
         return {rowid: titles[rowid] for rowid in rowids}
 
+    def leads(self):
+        """Every page's (title, opening text), read row by row from the stored texts, not through the
+        search index: the direct enumeration a wide stop's set is checked against (issue 34)."""
+        yield from self._conn().execute("SELECT title, lead FROM pages_fts ORDER BY rowid")
+
     def mention_count(self, title: str) -> int:
         """How many pages' text (description, lead, infobox values) holds the title as a phrase: how
         much of a hub the page is (France, Atlantic Ocean), which routes go easy on so that legs

@@ -24,6 +24,7 @@ from pipeline.model import (
     ROADBLOCK,
     ROUTE_INFO,
     SEARCH_QUERY,
+    WIDE,
     FactSpec,
     Leg,
     PageWording,
@@ -34,6 +35,7 @@ from pipeline.model import (
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import COUNTRY_WORDS, PLACE_SUBJECT, SENTENCE_SPLIT, Fact, hop_modes, page_facts
+from pipeline.stages.wide import make_wide_stops
 from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.tools.registry import absorbed
 from pipeline.transforms import DETOURS, DetourError, apply_detour
@@ -329,6 +331,11 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         items.append((key, stop))
         outputs.append((key, stop))
 
+    # 2b. wide stops (issue 34): sets collected around a place or country of the route
+    for anchor, stop in make_wide_stops(pages, ctx, rng, leg.level):
+        seq += 1
+        items.append(((anchor, 1, seq), stop))
+
     # 3. detours: on page numbers/dates/texts (values known now) or on roadblock outputs (checked later)
     n_detours = plan.detours + SPARE_DETOURS
     detour_source: dict[int, int] = {}  # id(detour) -> id(its source stop), until indices exist
@@ -374,6 +381,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         elif s.kind == DETOUR:
             s.source_stop = index_of[detour_source[id(s)]]
             s.depends_on = [s.source_stop]
+        elif s.kind == WIDE:
+            s.depends_on = [index_of[o] for o in s.depends_on]   # object ids until now
     stops.append(Stop(index=len(stops), kind=FINISH_LINE, description="finish line", value_type="number",
                       page_url=None))
     leg.stops = stops

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pipeline import expressions
 from pipeline.catalog import diamond_types, roadblock_templates
 from pipeline.execute import StopFailed, count_is_clear, run_stop
-from pipeline.model import MERGE, ROUTE_INFO, Leg, Stop
+from pipeline.model import MERGE, ROUTE_INFO, WIDE, Leg, Stop
 from pipeline.stages import link
 from pipeline.stages.base import Rejected, StageContext, reindex, rng_for
 from pipeline.stages.build import entity_key, make_roadblock
@@ -112,7 +112,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         raise Rejected("diamond: the seed's fact was kept for a diamond that could not be made")
     for s in leg.stops:
         s.awaiting_diamond = False
-    if len(leg.stops) - len(unforked) - 3 * made < preset.stops[0]:
+    if len(leg.stops) - len(unforked) - 3 * made - len(leg.stops_of(WIDE)) < preset.stops[0]:
         raise Rejected(f"diamond: dropping {len(unforked)} unforked page stops leaves fewer than {preset.stops[0]} stops")
     # move the finish line to the end, the new stops just before it
     finish = next(s for s in leg.stops if s.kind == "finish_line")

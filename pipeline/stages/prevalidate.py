@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pipeline import expressions
 from pipeline.execute import StopFailed, count_is_clear, run_stop
-from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, FactSpec, Leg
+from pipeline.model import DETOUR, FINISH_LINE, ROADBLOCK, ROUTE_INFO, WIDE, FactSpec, Leg
 from pipeline.refs import value_inputs
 from pipeline.stages.base import Rejected, StageContext, consumers, reindex, rng_for
 from pipeline.stages.facts import hop_modes, page_facts
@@ -146,7 +146,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             unfed.remove(i)
     keep = [i for i in keep if i not in unfed]
     if leg.variant == "dag":  # a place or country nothing consumes yet may still be forked by a diamond
-        room = preset.stops[1] - len(keep) - 1
+        room = preset.stops[1] - sum(leg.stops[i].kind != WIDE for i in keep) - 1
         waiting = sorted((i for i in unfed if leg.stops[i].fact and leg.stops[i].fact.role in ("place", "country")),
                          key=lambda i: (leg.stops[i].fact.role != "country", i))[:max(room, 0)]
         for i in waiting:
@@ -154,12 +154,15 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         keep = sorted(keep + waiting)
     if 0 not in keep:
         raise Rejected("prevalidate: the seed's fact feeds no surviving stop")
-    counts = {k: sum(leg.stops[i].kind == k for i in keep) for k in (ROADBLOCK, DETOUR)}
+    counts = {k: sum(leg.stops[i].kind == k for i in keep) for k in (ROADBLOCK, DETOUR, WIDE)}
+    if counts[WIDE] < preset.wide[0]:
+        raise Rejected(f"prevalidate: {counts[WIDE]} wide stops survive, the level needs {preset.wide[0]}-{preset.wide[1]} "
+                       f"(dropped: {'; '.join(f'{i}: {r}' for i, r in sorted(failed.items()) if leg.stops[i].kind == WIDE)[:300] or 'none made'})")
     if counts[ROADBLOCK] < preset.roadblocks[0] or counts[DETOUR] < preset.detours[0]:
         raise Rejected(f"prevalidate: {counts[ROADBLOCK]} roadblocks and {counts[DETOUR]} detours survive; "
                        f"the level needs {preset.roadblocks[0]} and {preset.detours[0]} "
                        f"(dropped: {'; '.join(f'{i}: {r}' for i, r in sorted(failed.items())[:3])})")
-    total = len(keep) + 1
+    total = len(keep) + 1 - counts[WIDE]   # the level's stop range counts the stops beside the wide ones
     if not preset.stops[0] <= total <= preset.stops[1]:
         raise Rejected(f"prevalidate: {total} stops survive, the level needs {preset.stops[0]}-{preset.stops[1]}")
     reindex(leg, keep + [leg.stops[-1].index])

@@ -60,6 +60,7 @@ from pipeline.clues import (
     sentence_rank_ref,
     subject_ask,
 )
+from pipeline.clues.wide import wide_clue
 from pipeline.execute import countries_named, country_known, infobox_year
 from pipeline.model import (
     DETOUR,
@@ -68,6 +69,7 @@ from pipeline.model import (
     MERGE,
     ROADBLOCK,
     ROUTE_INFO,
+    WIDE,
     Clue,
     Extraction,
     Leg,
@@ -547,6 +549,9 @@ def clue_for(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
         return roadblock_clue(stop.description, fields)
     if stop.kind == DETOUR:
         return detour_clue(stop.transform, stop.source_stop + 1)
+    if stop.kind == WIDE:
+        source = leg.stops[stop.depends_on[0]]
+        return wide_clue(stop.wide, source.fact.role if source.fact else "place", source.index + 1)
     if stop.kind == MERGE:
         a, b = stop.depends_on
         return merge_clue(stop.operation, a + 1, b + 1)
@@ -570,6 +575,8 @@ def expected_steps(leg: Leg) -> list[dict]:
             out.append({"kind": ROADBLOCK, "op": s.template, "refs": [i + 1 for i in s.roadblock.inputs]})
         elif s.kind == DETOUR:
             out.append({"kind": DETOUR, "op": s.transform, "refs": [s.source_stop + 1]})
+        elif s.kind == WIDE:
+            out.append({"kind": WIDE, "op": s.wide.domain, "refs": [i + 1 for i in s.depends_on]})
         elif s.kind == MERGE:
             out.append({"kind": MERGE, "op": s.operation, "refs": [i + 1 for i in s.depends_on]})
         else:
@@ -593,7 +600,7 @@ def implied_passcode(parsed: list[dict], leg: Leg) -> int | None:
     try:
         for n, step in enumerate(parsed, start=1):
             golden = leg.stops[n - 1].value if n - 1 < len(leg.stops) else None
-            if step["kind"] in (ROUTE_INFO, ROADBLOCK):
+            if step["kind"] in (ROUTE_INFO, ROADBLOCK, WIDE):
                 values[n] = golden
             elif step["kind"] == DETOUR:
                 values[n] = apply_detour(step["op"], values[step["refs"][0]])

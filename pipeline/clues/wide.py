@@ -1,0 +1,59 @@
+"""The wording of wide stops (issue 34, ``templates/clues/wide.j2``) and its reader: what the
+riddle-only solver and the scorer read back from a clue is the set's definition, never its members."""
+from __future__ import annotations
+
+import re
+
+from pipeline.clues.steps import input_ref
+from pipeline.clues.templates import render
+from pipeline.model import WideSpec
+
+WIDE_START = "Collect every "
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,}"
+
+
+def wide_clue(spec: WideSpec, role: str, clue: int) -> str:
+    """A wide stop's clue over the answer of clue ``clue`` (a ``role``: place or country)."""
+    origin = f"the capital of {input_ref('country', clue)}" if role == "country" else input_ref(role, clue)
+    return render("wide.j2", domain=spec.domain, aggregate=spec.aggregate, clue=clue, origin=origin,
+                  own=role == "country", radius=_number(spec.radius_km or 0),
+                  threshold=_number(spec.threshold) if spec.threshold else None)
+
+
+_REF = r"(?:the capital of )?the (?P<role>place|country) that clue (?P<clue>\d+) asks for"
+_COUNTRIES = re.compile(
+    r"Collect every country of the country statistics(?: whose population is at least (?P<threshold>[\d,.]+) people "
+    r"as the country statistics give it and)? whose capital lies within (?P<radius>[\d,.]+) km, as the crow flies, of "
+    + _REF + r"(?: \(that country itself not excluded\))?\. "
+    r"(?:(?P<sum>What is their total population in millions as the country statistics give it, rounded to a whole "
+    r"number at the end\?)|How many countries is that\?)")
+_AIRPORTS = re.compile(
+    r"Collect every airport with an IATA code(?: whose ground lies at least (?P<threshold>[\d,.]+) m above sea level, "
+    r"as the map elevation gives it at the airport's point, and)? that lies within (?P<radius>[\d,.]+) km, as the crow "
+    r"flies, of " + _REF + r"\. How many airports is that\?")
+_PAGES = re.compile(r"Collect every page whose opening text contains the answer to clue (?P<clue>\d+) as a whole "
+                    r"word or words, case aside\. How many pages is that\?")
+
+
+def _float(text: str | None) -> float | None:
+    return float(text.replace(",", "")) if text else None
+
+
+def parse_wide(text: str) -> tuple[WideSpec, int] | None:
+    """The set a wide clue defines (without its members) and the clue whose answer it starts from."""
+    if m := _COUNTRIES.fullmatch(text):
+        threshold = _float(m.group("threshold"))
+        spec = WideSpec("countries", "sum" if m.group("sum") else "count", radius_km=_float(m.group("radius")),
+                        measure="population" if threshold else None, threshold=threshold,
+                        figure="population" if m.group("sum") else None)
+        return spec, int(m.group("clue"))
+    if m := _AIRPORTS.fullmatch(text):
+        threshold = _float(m.group("threshold"))
+        return WideSpec("airports", "count", radius_km=_float(m.group("radius")),
+                        measure="elevation" if threshold else None, threshold=threshold), int(m.group("clue"))
+    if m := _PAGES.fullmatch(text):
+        return WideSpec("pages", "count"), int(m.group("clue"))
+    return None

@@ -1,0 +1,101 @@
+"""Item-level recall and precision of a leg's wide stops (issue 34), as WideSearch scores a table's
+items: per wide stop, which members of the exact set an agent's tool log reached, and how many of
+the items it looked up one by one were members.
+
+A member is *reached* when a call of the agent names it in its arguments (a country's name, an
+airport's IATA code, a page's title), points at it (a point within ``POINT_TOLERANCE`` degrees of the
+member's point: a capital in a distance matrix, an airport in an elevation call), or repeats one of
+the golden collection's calls (same tool and arguments) whose answer lists it (a page of the place
+search or of the page search). A *looked-up* item is a candidate of the stop's domain (every country
+the golden trace listed, every airport or page it found) that the agent named or pointed at; precision
+is the share of those that are members, undefined when the agent looked up none one by one (a count
+read from a search's total). The log keeps only previews of answers, so nothing is read from them."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.model import WIDE, Leg
+from pipeline.scoring.matching import args_match
+from pipeline.scoring.trials import Trial
+
+POINT_TOLERANCE = 0.01   # degrees: a point this near a member's is that member
+
+
+@dataclass
+class WideReach:
+    stop: int
+    domain: str
+    members: int
+    reached: int
+    looked_up: int
+    looked_up_members: int
+
+    @property
+    def recall(self) -> float:
+        return self.reached / self.members if self.members else 1.0
+
+    @property
+    def precision(self) -> float | None:
+        return self.looked_up_members / self.looked_up if self.looked_up else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stop": self.stop, "domain": self.domain, "members": self.members, "reached": self.reached,
+                "recall": round(self.recall, 4),
+                "precision": None if self.precision is None else round(self.precision, 4)}
+
+
+def _candidates(domain: str, responses: list[tuple[str, dict, dict]]) -> tuple[dict[str, tuple], list]:
+    """The items the golden collection met (id -> point, or () for pages) and its listing calls with
+    the ids each answer lists."""
+    points: dict[str, tuple] = {}
+    listings = []
+    for tool, args, data in responses:
+        if tool == "countries_list":
+            for c in data.get("countries", []):
+                points[c["name"]] = (c["lat"], c["lng"])
+        elif tool == "maps_search_places":
+            ids = [p["iata"] for p in data.get("places", []) if p.get("iata")]
+            points.update({p["iata"]: (p["lat"], p["lng"]) for p in data.get("places", []) if p.get("iata")})
+            listings.append((tool, args, ids))
+        elif tool == "web_search":
+            ids = [r["title"] for r in data.get("results", [])]
+            points.update({t: () for t in ids})
+            listings.append((tool, args, ids))
+    return points, listings
+
+
+def _points_in(value: Any):
+    if isinstance(value, dict):
+        if isinstance(value.get("lat"), (int, float)) and isinstance(value.get("lng"), (int, float)):
+            yield (float(value["lat"]), float(value["lng"]))
+        for v in value.values():
+            yield from _points_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _points_in(v)
+
+
+def wide_reach(leg: Leg, trial: Trial) -> list[WideReach]:
+    out = []
+    for stop in leg.stops_of(WIDE):
+        members = set(stop.wide.members)
+        responses = [(t.tool, t.args, json.loads(t.response)) for t in leg.trace if t.stop == stop.index]
+        points, listings = _candidates(stop.wide.domain, responses)
+        reached: set[str] = set()
+        looked: set[str] = set()
+        for call in trial.calls:
+            text = json.dumps(call.args, ensure_ascii=False)
+            named = {k for k in points if json.dumps(k, ensure_ascii=False) in text
+                     or f'/wiki/{k.replace(" ", "_")}"' in text}
+            pointed = {k for k, p in points.items() if p for q in _points_in(call.args)
+                       if abs(p[0] - q[0]) <= POINT_TOLERANCE and abs(p[1] - q[1]) <= POINT_TOLERANCE}
+            looked |= named | pointed
+            reached |= (named | pointed) & members
+            for tool, args, ids in listings:
+                if call.tool == tool and args_match(args, call.args):
+                    reached |= set(ids) & members
+        out.append(WideReach(stop.index, stop.wide.domain, len(members), len(reached),
+                             len(looked), len(looked & members)))
+    return out

@@ -1,0 +1,228 @@
+"""Wide stops (issue 34): stops that collect a whole set from the world, made by the build stage.
+
+A wide stop's set is enumerated here over the whole world directly (the country statistics, the
+airport list, every page's opening text), never through the tools; the golden run collects it
+through the tools an agent has (``execute.collect_wide``) and must find the same set. Parameters
+are drawn so that no member sits on an edge a tool's precision could flip (a distance within
+``EDGE_MARGIN`` of the radius, an elevation within ``ELEVATION_MARGIN`` m of the threshold, a
+population within ``FIGURE_MARGIN`` of it), and so that memory cannot decide the set alone: some
+candidate lies close to the radius (within ``NEAR_EDGE``), so only the tools' figures tell it."""
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+
+from pipeline.execute import WIDE_FIGURE_UNIT
+from pipeline.model import WIDE, Stop, WideSpec
+from pipeline.stages.base import StageContext
+from pipeline.world.elevation import elevation_grid
+from pipeline.world.gazetteer import gazetteer
+from pipeline.world.geo import haversine_km
+
+EDGE_MARGIN = 0.03        # of the radius: no candidate this near it (points differ between readers' sources)
+EDGE_MARGIN_KM = 5        # and never less than this
+NEAR_EDGE = 0.15          # some candidate within this share of the radius: the tools, not memory, decide
+ELEVATION_MARGIN = 40     # m: the elevation grid's steps are 28 m; no airport this near the threshold
+FIGURE_MARGIN = 0.05      # of a threshold on a statistic: no member's figure this near it
+HALF_MARGIN = 0.05        # a sum rounded to a whole number: its fraction this far from one half
+MAX_RADIUS_KM = {"countries": 5000, "airports": 500}   # the place search's cap for airports: 500 km
+PAGE_SCAN_MAX = 50000     # the page domain scans every opening text: only in worlds this small
+DOMAINS = ("countries", "airports", "pages")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    key: str                  # the member's id: a country's name, an airport's IATA code, a page's title
+    distance_km: float = 0.0
+    figures: tuple[tuple[str, float], ...] = ()
+
+    def figure(self, name: str) -> float:
+        return dict(self.figures)[name]
+
+
+def _nice_threshold(lo: float, hi: float) -> float | None:
+    """A threshold strictly inside (lo, hi) with as few significant digits as will fit."""
+    if hi <= lo:
+        return None
+    for digits in range(1, 5):
+        scale = 10 ** (math.floor(math.log10(hi)) - digits + 1)
+        t = math.floor(hi / scale) * scale
+        if t > lo:
+            return float(t)
+    return None
+
+
+def radius_for(distances: list[float], n: int) -> float | None:
+    """A radius holding exactly the ``n`` nearest of ``distances`` (sorted), no candidate within the edge
+    margin, and some candidate near the edge (NEAR_EDGE), else None."""
+    if n < 1 or n >= len(distances):
+        return None
+    inner, outer = distances[n - 1], distances[n]
+    r = None
+    for step in (500, 250, 100, 50, 25, 10, 5):   # the roundest radius that keeps both margins
+        cand = math.floor(outer / step) * step
+        while cand > inner and cand >= step:
+            margin = max(EDGE_MARGIN * cand, EDGE_MARGIN_KM)
+            if inner < cand - margin and outer > cand + margin:
+                r = float(cand)
+                break
+            cand -= step
+        if r is not None:
+            break
+    if r is None:
+        return None
+    if not any(abs(d - r) <= NEAR_EDGE * r for d in distances):
+        return None
+    return r
+
+
+def country_candidates(ctx: StageContext, lat: float, lng: float) -> list[Candidate]:
+    """Every country of the statistics with its capital's distance from a point and its figures, read
+    from the world's data (not through the tools), nearest first."""
+    gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir)
+    by_iso = gaz.countries.by_iso2
+    out = []
+    for c in gaz.country_list():
+        stats = by_iso[c.iso2]
+        out.append(Candidate(c.name, haversine_km(lat, lng, c.lat, c.lng),
+                             (("population", float(stats.population)), ("area", float(stats.area_km2)))))
+    return sorted(out, key=lambda c: (c.distance_km, c.key))
+
+
+def airport_candidates(ctx: StageContext, lat: float, lng: float, radius_km: float) -> list[Candidate]:
+    """Every IATA airport within ``radius_km`` of a point with its ground elevation (the grid the
+    elevation tool reads), from the airport list directly, nearest first."""
+    gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir)
+    grid = elevation_grid()
+    out = []
+    for a in gaz.iata_airports():
+        if abs(a.lat - lat) > radius_km / 100:   # a degree of latitude is over 110 km
+            continue
+        d = haversine_km(lat, lng, a.lat, a.lng)
+        if d <= radius_km:
+            out.append(Candidate(a.iata, d, (("elevation", float(grid.elevation_m(a.lat, a.lng))),)))
+    return sorted(out, key=lambda c: (c.distance_km, c.key))
+
+
+def pages_with_word(ctx: StageContext, word: str) -> list[str]:
+    """Every page whose opening text holds ``word`` as a whole word (case aside), by a scan of every
+    page's opening text: the search index is what the tools read, so it is not read here."""
+    memo = ctx._memo.setdefault("wide_pages", {})
+    if word not in memo:
+        pattern = re.compile(r"(?<![^\W_])" + r"\s+".join(map(re.escape, word.split())) + r"(?![^\W_])", re.IGNORECASE)
+        memo[word] = sorted(t for t, lead in ctx.store.leads() if lead and pattern.search(lead))
+    return memo[word]
+
+
+def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
+    cands = country_candidates(ctx, lat, lng)
+    targets = list(range(size[0], size[1] + 1))
+    rng.shuffle(targets)
+    style = rng.choice(["count", "sum", "threshold"])
+    for n in targets:
+        if style == "threshold":   # the nearest m by capital, then those of them at least T people
+            for m in range(n + 3, min(len(cands), 3 * n + 10)):
+                r = radius_for([c.distance_km for c in cands], m)
+                if r is None or r > MAX_RADIUS_KM["countries"]:
+                    continue
+                figures = sorted(c.figure("population") for c in cands[:m])
+                lo, hi = figures[m - n - 1], figures[m - n]   # n members above the threshold
+                t = _nice_threshold(lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN))
+                if t is None:
+                    continue
+                members = sorted(c.key for c in cands[:m] if c.figure("population") >= t)
+                if len(members) == n:
+                    return WideSpec("countries", "count", radius_km=r, measure="population", threshold=t,
+                                    members=members)
+            continue
+        r = radius_for([c.distance_km for c in cands], n)
+        if r is None or r > MAX_RADIUS_KM["countries"]:
+            continue
+        members = sorted(c.key for c in cands[:n])
+        if style == "sum":
+            total = sum(c.figure("population") for c in cands[:n]) / WIDE_FIGURE_UNIT["population"]
+            if abs(total - math.floor(total) - 0.5) < HALF_MARGIN:
+                continue
+            return WideSpec("countries", "sum", radius_km=r, figure="population", members=members)
+        return WideSpec("countries", "count", radius_km=r, members=members)
+    return None
+
+
+def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
+    cands = airport_candidates(ctx, lat, lng, MAX_RADIUS_KM["airports"] * (1 + EDGE_MARGIN))
+    targets = list(range(size[0], size[1] + 1))
+    rng.shuffle(targets)
+    high = rng.random() < 0.5
+    for n in targets:
+        if high:   # the airports within R whose ground lies at least E m high
+            for m in range(n + 2, min(len(cands), 3 * n + 10)):
+                r = radius_for([c.distance_km for c in cands], m)
+                if r is None or r > MAX_RADIUS_KM["airports"]:
+                    continue
+                levels = sorted(c.figure("elevation") for c in cands[:m])
+                lo, hi = levels[m - n - 1], levels[m - n]
+                e = _nice_threshold(lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None
+                if e is None:
+                    continue
+                members = sorted(c.key for c in cands[:m] if c.figure("elevation") >= e)
+                if len(members) == n:
+                    return WideSpec("airports", "count", radius_km=r, measure="elevation", threshold=e,
+                                    members=members)
+            continue
+        r = radius_for([c.distance_km for c in cands], n)
+        if r is None or r > MAX_RADIUS_KM["airports"]:
+            continue
+        return WideSpec("airports", "count", radius_km=r, members=sorted(c.key for c in cands[:n]))
+    return None
+
+
+def _spec_pages(ctx, word: str, size: tuple[int, int]) -> WideSpec | None:
+    if len(ctx.store) > PAGE_SCAN_MAX or len(word) < 4:
+        return None
+    members = pages_with_word(ctx, word)
+    if not size[0] <= len(members) <= size[1]:
+        return None
+    return WideSpec("pages", "count", word=word, members=members)
+
+
+def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, level: str) -> list[tuple[int, Stop]]:
+    """The level's wide stops, each on a place or country a page stop gives (the input's page index and
+    the stop, its ``depends_on`` the input stop's object id until indices exist): no input or domain
+    twice where the route offers others."""
+    preset = ctx.presets[level]
+    want = rng.randint(*preset.wide) if preset.wide[1] else 0
+    if not want:
+        return []
+    inputs = [(i, s) for i, s in enumerate(pages)
+              if s.fact is not None and s.fact.role in ("place", "country") and isinstance(s.value, str)]
+    rng.shuffle(inputs)
+    made: list[tuple[int, Stop]] = []
+    used_domains: list[str] = []
+    for i, src in inputs:
+        if len(made) >= want:
+            break
+        order = rng.sample(DOMAINS, len(DOMAINS))
+        domains = [d for d in order if d not in used_domains] + [d for d in order if d in used_domains]
+        for domain in domains:
+            spec = _spec_for(domain, src, ctx, rng, preset.wide_members)
+            if spec is not None:
+                made.append((i, Stop(index=-1, kind=WIDE, description=f"wide: {domain} {spec.aggregate}",
+                                     depends_on=[id(src)], page_url=src.page_url, page_title=src.page_title,
+                                     value_type="number", wide=spec)))
+                used_domains.append(domain)
+                break
+    return made
+
+
+def _spec_for(domain: str, src: Stop, ctx: StageContext, rng: random.Random, size) -> WideSpec | None:
+    if domain == "pages":
+        return _spec_pages(ctx, src.value, size)
+    found = ctx.toolbox.call("maps_geocode", {"address": src.value})
+    if not found.ok or found.data.get("partial_match"):
+        return None
+    lat, lng = found.data["lat"], found.data["lng"]
+    if domain == "countries":
+        return _spec_countries(ctx, rng, lat, lng, size)
+    return _spec_airports(ctx, rng, lat, lng, size)
