@@ -60,22 +60,15 @@ def radius_for(distances: list[float], n: int) -> float | None:
     if n < 1 or n >= len(distances):
         return None
     inner, outer = distances[n - 1], distances[n]
-    r = None
     for step in (500, 250, 100, 50, 25, 10, 5):   # the roundest radius that keeps both margins
         cand = math.floor(outer / step) * step
         while cand > inner and cand >= step:
             margin = max(EDGE_MARGIN * cand, EDGE_MARGIN_KM)
-            if inner < cand - margin and outer > cand + margin:
-                r = float(cand)
-                break
+            if inner < cand - margin and outer > cand + margin and \
+                    any(abs(d - cand) <= NEAR_EDGE * cand for d in (inner, outer)):
+                return float(cand)
             cand -= step
-        if r is not None:
-            break
-    if r is None:
-        return None
-    if not any(abs(d - r) <= NEAR_EDGE * r for d in distances):
-        return None
-    return r
+    return None
 
 
 def country_candidates(ctx: StageContext, lat: float, lng: float) -> list[Candidate]:

@@ -1,0 +1,195 @@
+"""Wide stops (issue 34): the clue reads back as the set it defines; the generator's direct
+enumeration keeps its margins; the golden collection through the tools finds exactly the enumerated
+set, and invariant 13 fails a trace that does not; the scorer's item-level recall and precision."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.clues.wide import parse_wide, wide_clue
+from pipeline.execute import StopFailed, execute_leg
+from pipeline.invariants import check_counts, check_wide_sets
+from pipeline.model import FINISH_LINE, ROUTE_INFO, WIDE, Extraction, FactSpec, Leg, Stop, WideSpec
+from pipeline.scoring.trials import ToolCall, Trial
+from pipeline.scoring.wide import wide_reach
+from pipeline.stages import wide
+from pipeline.world.geo import haversine_km
+
+# ---- the clue ------------------------------------------------------------------------------------
+specs = st.one_of(
+    st.builds(lambda r, t, agg: WideSpec("countries", agg, radius_km=float(r), figure="population" if agg == "sum" else None,
+                                         measure="population" if t else None, threshold=float(t) if t else None),
+              st.integers(5, 5000), st.one_of(st.none(), st.integers(1, 10**9)), st.sampled_from(["count", "sum"])),
+    st.builds(lambda r, e: WideSpec("airports", "count", radius_km=float(r), measure="elevation" if e else None,
+                                    threshold=float(e) if e else None),
+              st.integers(5, 500), st.one_of(st.none(), st.integers(1, 5000))),
+    st.just(WideSpec("pages", "count")))
+
+
+@settings(max_examples=60, deadline=None)
+@given(specs, st.sampled_from(["place", "country"]), st.integers(1, 30))
+def test_a_wide_clue_reads_back_as_the_set_it_defines(spec, role, clue):
+    read = parse_wide(wide_clue(spec, role, clue))
+    assert read is not None
+    back, ref = read
+    assert ref == clue
+    assert (back.domain, back.aggregate, back.radius_km, back.measure, back.threshold, back.figure) == \
+        (spec.domain, spec.aggregate, spec.radius_km, spec.measure, spec.threshold, spec.figure)
+
+
+def test_a_country_input_is_measured_from_its_capital_and_counts_itself():
+    text = wide_clue(WideSpec("countries", "count", radius_km=800.0), "country", 3)
+    assert "of the capital of the country that clue 3 asks for (that country itself not excluded)" in text
+    assert "within 800 km" in text
+
+
+# ---- the generator's margins -----------------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(1, 6000), min_size=3, max_size=60, unique=True), st.integers(1, 40))
+def test_a_radius_holds_exactly_n_and_no_candidate_sits_on_its_edge(distances, n):
+    distances = sorted(distances)
+    r = wide.radius_for(distances, n)
+    if r is None:
+        return
+    assert sum(d <= r for d in distances) == n
+    margin = max(wide.EDGE_MARGIN * r, wide.EDGE_MARGIN_KM)
+    assert all(abs(d - r) > margin for d in distances)
+    assert any(abs(d - r) <= wide.NEAR_EDGE * r for d in distances)   # memory alone cannot place it
+
+
+def test_no_radius_where_the_gap_is_narrower_than_the_margins():
+    assert wide.radius_for([100.0, 101.0, 3000.0], 1) is None     # 100 and 101 km: no radius between them
+    assert wide.radius_for([100.0, 300.0, 3000.0], 1) is not None
+
+
+def test_country_candidates_are_the_statistics_countries_by_their_capitals_distance(ctx):
+    paris = (48.85341, 2.3488)
+    cands = wide.country_candidates(ctx, *paris)
+    assert cands[0].key == "France" and cands[0].distance_km < 1
+    by_name = {c.key: c for c in cands}
+    assert abs(by_name["Germany"].distance_km - haversine_km(*paris, 52.52437, 13.41053)) < 5
+    assert by_name["France"].figure("population") == 66078000
+
+
+# ---- golden collection, invariant 13 -----------------------------------------------------------------
+def _leg(spec: WideSpec, value: str, role: str = "country") -> Leg:
+    page = Stop(index=0, kind=ROUTE_INFO, description="country", page_url=f"https://en.wikipedia.org/wiki/{value}",
+                page_title=value, extraction=Extraction(source="subject"), value=value, value_type="text",
+                fact=FactSpec(role=role, label="country"))
+    stop = Stop(index=1, kind=WIDE, description="wide", depends_on=[0], value_type="number", wide=spec)
+    finish = Stop(index=2, kind=FINISH_LINE, description="finish", depends_on=[1], expression="s1 % 10",
+                  value_type="number")
+    return Leg("wide-test", "medium", "linear", 1, value, page.page_url, stops=[page, stop, finish])
+
+
+def _run(leg: Leg, ctx) -> Leg:
+    values, trace = execute_leg(leg, ctx.toolbox, only=[1, 2])
+    for s in leg.stops:
+        s.value = values[s.index]
+    leg.trace = trace
+    return leg
+
+
+@pytest.fixture(scope="module")
+def countries_leg(ctx):
+    found = ctx.toolbox.call("maps_geocode", {"address": "Austria"}).data
+    cands = wide.country_candidates(ctx, found["lat"], found["lng"])
+    n, r = next((n, r) for n in range(12, 40) if (r := wide.radius_for([c.distance_km for c in cands], n)))
+    spec = WideSpec("countries", "count", radius_km=r, members=sorted(c.key for c in cands[:n]))
+    return _run(_leg(spec, "Austria"), ctx)
+
+
+def test_the_golden_collection_pages_through_the_list_and_finds_the_enumerated_set(countries_leg):
+    leg = countries_leg
+    assert leg.stops[1].value == len(leg.stops[1].wide.members) >= 12
+    tools = [t.tool for t in leg.trace]
+    assert tools[0] == "maps_geocode" and tools.count("countries_list") >= 2   # paged to its end
+    assert "maps_distance_matrix" in tools
+    assert check_wide_sets(leg) == []
+
+
+def test_invariant_13_fails_a_set_that_is_not_the_worlds(countries_leg):
+    leg = copy.deepcopy(countries_leg)
+    leg.stops[1].wide.members = leg.stops[1].wide.members[:-1]   # the generator "missed" a member
+    assert any("missing" in e or "extra" in e for e in check_wide_sets(leg))
+
+
+def test_invariant_13_fails_a_trace_that_skips_a_page_of_the_list(countries_leg):
+    leg = copy.deepcopy(countries_leg)
+    second = [i for i, t in enumerate(leg.trace) if t.tool == "countries_list"][1]
+    del leg.trace[second]
+    assert check_wide_sets(leg)
+
+
+def test_invariant_13_fails_a_wrong_value(countries_leg):
+    leg = copy.deepcopy(countries_leg)
+    leg.stops[1].value += 1
+    assert check_wide_sets(leg)
+
+
+def test_the_golden_run_refuses_a_set_the_tools_do_not_collect(ctx, countries_leg):
+    spec = copy.deepcopy(countries_leg.stops[1].wide)
+    spec.members = spec.members + ["Narnia"]
+    with pytest.raises(StopFailed, match="extra|missing"):
+        execute_leg(_leg(spec, "Austria"), ctx.toolbox, only=[1])
+
+
+def test_a_population_threshold_and_a_sum_collect_through_the_statistics(ctx):
+    found = ctx.toolbox.call("maps_geocode", {"address": "Austria"}).data
+    every = wide.country_candidates(ctx, found["lat"], found["lng"])
+    n, r = next((n, r) for n in range(15, 40) if (r := wide.radius_for([c.distance_km for c in every], n)))
+    cands = every[:n]
+    members = sorted(c.key for c in cands if c.figure("population") >= 10_000_000)
+    leg = _run(_leg(WideSpec("countries", "count", radius_km=r, measure="population", threshold=10_000_000.0,
+                             members=members), "Austria"), ctx)
+    assert leg.stops[1].value == len(members) and check_wide_sets(leg) == []
+    looked = [t.args["country"] for t in leg.trace if t.tool == "countries_population"]
+    assert sorted(looked) == sorted(c.key for c in cands)   # each candidate within the radius decided by the tool
+    total = sum(c.figure("population") for c in cands) / 1e6
+    leg = _run(_leg(WideSpec("countries", "sum", radius_km=r, figure="population",
+                             members=sorted(c.key for c in cands)), "Austria"), ctx)
+    assert leg.stops[1].value == round(total)
+
+
+def test_airports_and_pages_collect_their_enumerated_sets(ctx):
+    found = ctx.toolbox.call("maps_geocode", {"address": "Lyon"}).data
+    cands = wide.airport_candidates(ctx, found["lat"], found["lng"], 500)
+    n, r = next((n, r) for n in range(6, 40) if (r := wide.radius_for([c.distance_km for c in cands], n)))
+    leg = _run(_leg(WideSpec("airports", "count", radius_km=r, members=sorted(c.key for c in cands[:n])), "Lyon",
+                    role="place"), ctx)
+    assert leg.stops[1].value == n and check_wide_sets(leg) == []
+    members = wide.pages_with_word(ctx, "Sahara")
+    assert len(members) == 27   # issue 33's count of opening texts holding the whole word
+    leg = _run(_leg(WideSpec("pages", "count", word="Sahara", members=members), "Sahara"), ctx)
+    assert leg.stops[1].value == 27 and check_wide_sets(leg) == []
+
+
+def test_the_level_counts_wide_stops_beside_the_others(ctx, countries_leg):
+    preset = ctx.presets["medium"]
+    errors = check_counts(countries_leg, preset)
+    assert not any("wide stops" in e for e in errors)
+    bare = copy.deepcopy(countries_leg)
+    bare.stops[1].wide.members = bare.stops[1].wide.members[:2]
+    assert any("members" in e for e in check_counts(bare, preset))
+
+
+# ---- scoring ---------------------------------------------------------------------------------------
+def test_recall_and_precision_count_the_members_an_agent_looked_up(countries_leg):
+    leg = countries_leg
+    members = leg.stops[1].wide.members
+    half = members[: len(members) // 2]
+    outsider = "Japan"
+    calls = [ToolCall("countries_population", {"country": m}) for m in half + [outsider]]
+    reach = wide_reach(leg, Trial(trial_id="t", leg_id=leg.leg_id, agent="a", answer="1", calls=calls))
+    assert reach[0].reached == len(half)
+    assert reach[0].recall == pytest.approx(len(half) / len(members))
+    assert reach[0].precision == pytest.approx(len(half) / (len(half) + 1))
+    # the golden collection's own calls reach every member
+    golden = [ToolCall(t.tool, t.args) for t in leg.trace]
+    full = wide_reach(leg, Trial(trial_id="g", leg_id=leg.leg_id, agent="a", answer="1", calls=golden))
+    assert full[0].recall == 1.0
+    assert json.dumps(full[0].to_dict())
