@@ -95,15 +95,24 @@ TOOLS: dict[str, dict[str, Any]] = {
         "units": {"distance_km": "km"},
     },
     "maps_search_places": {
-        "description": "Find points of interest matching a query near a place, nearest first, with distance_m "
-                       "(great-circle, from the place's point). The query \"airport\" lists airports with an IATA "
-                       "code (airportsdata, the whole world) and gives each one's iata code. Without radius_m (default 2,000 m), a "
-                       "search that finds none gives the nearest match beyond it (nearest, with its distance_m) and a note.",
+        "description": "Find points of interest matching a query near a place, nearest first (ties by name, then "
+                       "place_id), with distance_m (great-circle, from the place's point). The query \"airport\" "
+                       "lists airports with an IATA code (airportsdata, the whole world) and gives each one's iata "
+                       "code. radius_m: at most 500,000 m (500 km) for \"airport\", at most 50,000 m for any other "
+                       "query; default 2,000 m. One call lists at most 20 places; total (also count) is the exact "
+                       "number of matches within the radius, and offset pages on: next_offset is the offset of "
+                       "the next page (null after the last), so the pages list each match exactly once. Without "
+                       "radius_m, a search that finds none gives the nearest match beyond it (nearest, with its "
+                       "distance_m) and a note. Live: the matches one request to the service returns.",
         "parameters": _obj({"query": {"type": "string", "minLength": 1},
                             "location": _PLACE,
-                            "radius_m": {"type": "number", "exclusiveMinimum": 0, "maximum": 50000, "default": 2000}},
+                            "radius_m": {"type": "number", "exclusiveMinimum": 0, "maximum": 500000, "default": 2000,
+                                         "description": "at most 500000 for the query airport, else 50000"},
+                            "offset": {"type": "integer", "minimum": 0, "default": 0,
+                                       "description": "how many places to skip (next_offset of the page before)"}},
                            ["query"]),
-        "output": "{places[{place_id, name, category, lat, lng}], count, nearest?, note?}",
+        "output": "{places[{place_id, name, category, lat, lng, distance_m, iata?}], total, count, offset, "
+                  "next_offset, nearest?, note?}",
         "units": {"radius_m": "m"},
     },
     "maps_place_details": {
@@ -113,11 +122,13 @@ TOOLS: dict[str, dict[str, Any]] = {
         "units": {"rating": "stars (1-5)"},
     },
     "maps_distance_matrix": {
-        "description": "Travel distance and time between origins and destinations. Mode \"great_circle\" gives "
-                       "the great-circle distance (\"as the crow flies\", on the mean Earth sphere of radius "
-                       "6371.0088 km) between the places' points, with no duration.",
+        "description": "Travel distance and time between origins (at most 10) and destinations. Mode "
+                       "\"great_circle\" gives the great-circle distance (\"as the crow flies\", on the mean Earth "
+                       "sphere of radius 6371.0088 km) between the places' points, with no duration, for up to 100 "
+                       "destinations; the travel modes (driving, walking, bicycling) take at most 10 destinations.",
         "parameters": _obj({"origins": {"type": "array", "items": _PLACE, "minItems": 1, "maxItems": 10},
-                            "destinations": {"type": "array", "items": _PLACE, "minItems": 1, "maxItems": 10},
+                            "destinations": {"type": "array", "items": _PLACE, "minItems": 1, "maxItems": 100,
+                                             "description": "at most 100 with mode great_circle, else 10"},
                             "mode": {"enum": ["driving", "walking", "bicycling", "great_circle"], "default": "driving"}},
                            ["origins", "destinations"]),
         "output": "{rows[[{distance_km, duration_min}]]}",
@@ -264,6 +275,12 @@ TOOLS: dict[str, dict[str, Any]] = {
 }
 
 TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
+
+# Limits the schemas cannot say alone (they hang on another argument); every backend enforces them.
+ROUTED_DESTINATIONS_MAX = 10          # maps_distance_matrix destinations in a travel mode (great_circle: 100)
+SEARCH_RADIUS_MAX_M = 50_000          # maps_search_places radius_m for any query but "airport"
+AIRPORT_RADIUS_MAX_M = 500_000        # maps_search_places radius_m for the query "airport" (the schema's maximum)
+PLACES_PER_PAGE = 20                  # maps_search_places places per call
 
 
 def openai_schema(name: str) -> dict:

@@ -21,7 +21,13 @@ import re
 from pipeline.tools.backends.live.http import LiveServiceError, get_json, live_setting
 from pipeline.tools.errors import ToolError
 from pipeline.tools.registry import BackendContext, implements
-from pipeline.tools.spec import TOOLS
+from pipeline.tools.spec import (
+    AIRPORT_RADIUS_MAX_M,
+    PLACES_PER_PAGE,
+    ROUTED_DESTINATIONS_MAX,
+    SEARCH_RADIUS_MAX_M,
+    TOOLS,
+)
 
 NOMINATIM_URL = "https://nominatim.openstreetmap.org"
 OSRM_URLS = {"driving": "https://routing.openstreetmap.de/routed-car",
@@ -151,9 +157,22 @@ def _bounding_box(lat: float, lng: float, radius_m: float) -> str:
     return f"{lng - dlng},{lat + dlat},{lng + dlng},{lat - dlat}"  # left,top,right,bottom
 
 
+def _paged(places: list[dict], offset: int) -> dict:
+    """The schema's paging over what the service returned (one request: total counts those only)."""
+    page = places[offset:offset + PLACES_PER_PAGE]
+    end = offset + len(page)
+    return {"places": page, "total": len(places), "count": len(places), "offset": offset,
+            "next_offset": end if end < len(places) else None}
+
+
 @implements("maps_search_places", "live")
 def maps_search_places(args: dict, ctx: BackendContext) -> dict:
     radius = float(args.get("radius_m", 2000))
+    offset = int(args.get("offset", 0))
+    airport = re.sub(r"[^a-z]", "", args["query"].lower()) in ("airport", "airports")
+    cap = AIRPORT_RADIUS_MAX_M if airport else SEARCH_RADIUS_MAX_M
+    if radius > cap:
+        raise ToolError(f"radius_m {radius:,.0f} is past the cap of {cap:,} m for the query {args['query']!r}")
     center = resolve_place(args["location"], ctx) if args.get("location") is not None else None
     if google_key(ctx):
         params = {"query": args["query"]}
@@ -163,8 +182,7 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
         places = [{"place_id": r["place_id"], "name": r.get("name"), "category": (r.get("types") or [None])[0],
                    "lat": r["geometry"]["location"]["lat"], "lng": r["geometry"]["location"]["lng"]}
                   for r in results]
-        return _live("maps_search_places", GOOGLE_SOURCE.format(api="Places Text Search"), places=places,
-                     count=len(places))
+        return _live("maps_search_places", GOOGLE_SOURCE.format(api="Places Text Search"), **_paged(places, offset))
     params = {"q": args["query"], "limit": 20}
     if center:
         params.update(viewbox=_bounding_box(*center, radius), bounded=1)
@@ -177,7 +195,7 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
         places.append({"place_id": f"osm:{hit['osm_type']}:{hit['osm_id']}",
                        "name": hit.get("name") or hit.get("display_name", "").split(",")[0],
                        "category": f"{hit.get('category')}:{hit.get('type')}", "lat": lat, "lng": lng})
-    return _live("maps_search_places", NOMINATIM_SOURCE, places=places, count=len(places))
+    return _live("maps_search_places", NOMINATIM_SOURCE, **_paged(places, offset))
 
 
 @implements("maps_place_details", "live")
@@ -282,6 +300,9 @@ def _google_place(place) -> str:
 def maps_distance_matrix(args: dict, ctx: BackendContext) -> dict:
     mode = args.get("mode", "driving")
     origins, destinations = args["origins"], args["destinations"]
+    if mode != "great_circle" and len(destinations) > ROUTED_DESTINATIONS_MAX:
+        raise ToolError(f"mode {mode!r} takes at most {ROUTED_DESTINATIONS_MAX} destinations "
+                        f"({len(destinations)} given); mode \"great_circle\" takes up to 100")
     if mode == "great_circle":   # geometry between the (live-geocoded) points, no routing service
         a = [resolve_place(p, ctx) for p in origins]
         b = [resolve_place(p, ctx) for p in destinations]

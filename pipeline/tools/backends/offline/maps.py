@@ -15,13 +15,13 @@ from pipeline.snapshot.store import SnapshotStore
 from pipeline.tools.backends.offline._common import resolve_place, result, world_dir
 from pipeline.tools.errors import ToolError
 from pipeline.tools.registry import BackendContext, implements
+from pipeline.tools.spec import AIRPORT_RADIUS_MAX_M, PLACES_PER_PAGE, ROUTED_DESTINATIONS_MAX, SEARCH_RADIUS_MAX_M
 from pipeline.world import osm
 from pipeline.world.elevation import elevation_at, elevation_grid
 from pipeline.world.gazetteer import PlaceHit, gazetteer
 from pipeline.world.geo import haversine_km, normalise_name
 from pipeline.world.seeded import rng_for, unit_for
 
-MAX_PLACES = 20
 ROAD_FACTOR = {"driving": 1.3, "walking": 1.2, "bicycling": 1.25}
 ESTIMATE_SOURCE = "simulated: great-circle distance x road factor, typical speed by mode (no road data here)"
 # Query words that name OSM categories (amenity/tourism/shop values).
@@ -172,13 +172,35 @@ def _simulated_places(query: str, lat: float, lng: float, radius_m: float, near_
     return sorted(places, key=lambda p: (p["distance_m"], p["place_id"]))
 
 
-def nearest_note(what: str, radius_m: float, distance_km: float) -> str:
+def nearest_note(what: str, radius_m: float, distance_km: float, cap_m: float = SEARCH_RADIUS_MAX_M) -> str:
     """What a search that found none within the default radius says of the nearest match (issue 34)."""
     return (f"no {what} within the default radius of {radius_m:,.0f} m; the nearest lies {distance_km * 1000:,.0f} m "
-            f"away (nearest); give radius_m (at most 50,000) to list the places within a radius")
+            f"away (nearest); give radius_m (at most {cap_m:,.0f}) to list the places within a radius")
 
 
 _LOCATION_IN_QUERY = re.compile(r"^(?P<what>.+?)\s+(?:in|near|at)\s+(?P<where>[^,]+(?:,.+)?)$", re.IGNORECASE)
+
+
+def is_airport_query(query: str) -> bool:
+    """The query that lists IATA airports (airportsdata) and may search up to ``AIRPORT_RADIUS_MAX_M``."""
+    return _singular(normalise_name(query)) == "airport"
+
+
+def radius_cap_m(query: str) -> int:
+    return AIRPORT_RADIUS_MAX_M if is_airport_query(query) else SEARCH_RADIUS_MAX_M
+
+
+def _nearest_first(places: list[dict]) -> list[dict]:
+    """Nearest first, ties by name then place_id: one order, so pages never overlap or skip."""
+    return sorted(places, key=lambda v: (v["distance_m"], v["name"], v["place_id"]))
+
+
+def _paged(places: list[dict], offset: int, **values) -> dict:
+    """One page of a place search: at most ``PLACES_PER_PAGE`` places from ``offset``, with the true total."""
+    page = places[offset:offset + PLACES_PER_PAGE]
+    end = offset + len(page)
+    return {"places": page, "total": len(places), "count": len(places), "offset": offset,
+            "next_offset": end if end < len(places) else None, **values}
 
 
 @implements("maps_search_places", "offline")
@@ -186,25 +208,33 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
     query = args["query"]
     location = args.get("location")
     radius_m = float(args.get("radius_m", 2000))
+    offset = int(args.get("offset", 0))
     if location is None:
         m = _LOCATION_IN_QUERY.match(query.strip())
         if m is None:
             matcher = _query_matcher(query)
             found = [p for city in osm.city_maps(world_dir(ctx)) for p in city.pois if matcher(p)]
             found.sort(key=lambda p: (p.name, p.place_id))
-            return result("maps_search_places", {"places": [_poi_values(p) for p in found[:MAX_PLACES]],
-                                                 "count": len(found), "searched": "all covered cities"},
+            return result("maps_search_places", _paged([_poi_values(p) for p in found], offset,
+                                                       searched="all covered cities"),
                           "offline-data", "; ".join(c.source for c in osm.city_maps(world_dir(ctx))))
         query, location = m.group("what"), m.group("where")
+    cap = radius_cap_m(query)
+    if radius_m > cap:
+        raise ToolError(f"radius_m {radius_m:,.0f} is past the cap of {cap:,} m for the query {query!r}"
+                        + ("" if is_airport_query(query) else
+                           f"; only the query \"airport\" (IATA airports) searches up to {AIRPORT_RADIUS_MAX_M:,} m"))
     lat, lng, label = resolve_place(ctx, location, "location")
-    if _singular(normalise_name(query)) == "airport":   # airportsdata covers the whole world
+    center = {"lat": lat, "lng": lng, "name": label}
+    if is_airport_query(query):   # airportsdata covers the whole world
         gaz = gazetteer(world_dir(ctx), ctx.settings.derived_dir)
         hits = gaz.airports_within(lat, lng, radius_m / 1000)
-        places = [{"place_id": f"iata:{h.extra['iata']}", "name": h.name, "category": "airport", "lat": h.lat,
-                   "lng": h.lng, "distance_m": round(d * 1000, 1), "iata": h.extra["iata"],
-                   **({"point_read_as_dms": h.extra["point_read_as_dms"]} if "point_read_as_dms" in h.extra else {})}
-                  for d, h in hits]
-        values = {"places": places[:MAX_PLACES], "count": len(places), "center": {"lat": lat, "lng": lng, "name": label}}
+        places = _nearest_first([
+            {"place_id": f"iata:{h.extra['iata']}", "name": h.name, "category": "airport", "lat": h.lat,
+             "lng": h.lng, "distance_m": round(d * 1000, 1), "iata": h.extra["iata"],
+             **({"point_read_as_dms": h.extra["point_read_as_dms"]} if "point_read_as_dms" in h.extra else {})}
+            for d, h in hits])
+        values = _paged(places, offset, center=center)
         if not hits and "radius_m" not in args:    # none within the default radius: say where the nearest is
             for km in (10, 50, 200, 1000, 5000, 20100):
                 wider = gaz.airports_within(lat, lng, km)
@@ -212,7 +242,7 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
                     d, h = wider[0]
                     values["nearest"] = {"place_id": f"iata:{h.extra['iata']}", "name": h.name, "iata": h.extra["iata"],
                                          "lat": h.lat, "lng": h.lng, "distance_m": round(d * 1000, 1)}
-                    values["note"] = nearest_note("airport", radius_m, d)
+                    values["note"] = nearest_note("airport", radius_m, d, AIRPORT_RADIUS_MAX_M)
                     break
         return result("maps_search_places", values, "offline-data", hits[0][1].source if hits else "airportsdata (MIT)")
     city = osm.city_covering(world_dir(ctx), (lat, lng))
@@ -220,19 +250,17 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
         matcher = _query_matcher(query)
         found = [p for p in city.pois
                  if matcher(p) and haversine_km(lat, lng, p.lat, p.lng) * 1000 <= radius_m]
-        places = sorted((_poi_values(p, (lat, lng)) for p in found), key=lambda v: (v["distance_m"], v["place_id"]))
-        values = {"places": places[:MAX_PLACES], "count": len(places), "center": {"lat": lat, "lng": lng, "name": label}}
+        places = _nearest_first([_poi_values(p, (lat, lng)) for p in found])
+        values = _paged(places, offset, center=center)
         if not places and "radius_m" not in args:   # none within the default radius: say where the nearest is
-            beyond = sorted((_poi_values(p, (lat, lng)) for p in city.pois if matcher(p)),
-                            key=lambda v: (v["distance_m"], v["place_id"]))
+            beyond = _nearest_first([_poi_values(p, (lat, lng)) for p in city.pois if matcher(p)])
             if beyond:
                 values["nearest"] = beyond[0]
                 values["note"] = nearest_note(query, radius_m, beyond[0]["distance_m"] / 1000)
         return result("maps_search_places", values, "offline-data", city.source)
     near_city = gazetteer(world_dir(ctx), ctx.settings.derived_dir).nearest(lat, lng).city
-    places = _simulated_places(query, lat, lng, radius_m, near_city)
-    return result("maps_search_places", {"places": places, "count": len(places),
-                                         "center": {"lat": lat, "lng": lng, "name": label}},
+    places = _nearest_first(_simulated_places(query, lat, lng, radius_m, near_city))
+    return result("maps_search_places", _paged(places, offset, center=center),
                   "simulated", "simulated: invented places (no POI data offline for this area)")
 
 
@@ -290,6 +318,9 @@ GREAT_CIRCLE_SOURCE = "great-circle distance on the mean Earth sphere (R = 6371.
 @implements("maps_distance_matrix", "offline")
 def maps_distance_matrix(args: dict, ctx: BackendContext) -> dict:
     mode = args.get("mode", "driving")
+    if mode != "great_circle" and len(args["destinations"]) > ROUTED_DESTINATIONS_MAX:
+        raise ToolError(f"mode {mode!r} takes at most {ROUTED_DESTINATIONS_MAX} destinations "
+                        f"({len(args['destinations'])} given); mode \"great_circle\" takes up to 100")
     origins = [resolve_place(ctx, p, f"origins[{i}]") for i, p in enumerate(args["origins"])]
     destinations = [resolve_place(ctx, p, f"destinations[{i}]") for i, p in enumerate(args["destinations"])]
     if mode == "great_circle":   # geometry on real points: as real as the geocoding
