@@ -19,7 +19,7 @@ import pytest
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline import invariants as inv
 from pipeline.acceptance import leg_invariant_failures, leg_invariants
-from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, TraceEntry
+from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY, WIDE, TraceEntry
 from pipeline.refs import is_stop_ref, value_inputs
 from pipeline.stages.verbalize import forbidden_names
 from pipeline.validate import TraceChecker
@@ -99,7 +99,7 @@ def test_the_accepted_legs_pass_every_invariant_and_their_trace_replays(legs, ct
         results = leg_invariants(leg, ctx, allow_simulated=True)
         assert sorted(results, key=lambda k: int(k.split("_")[0])) == [
             "1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts",
-            "8_places", "9_route_inputs", "10_bridges", "11_hops", "12_one_question"]
+            "8_places", "9_route_inputs", "10_bridges", "11_hops", "12_one_question", "13_wide_sets"]
         assert {k: v for k, v in results.items() if v} == {}
         replay = checker.check(leg)
         assert replay.errors == [] and replay.notes == []
@@ -194,7 +194,7 @@ def test_1_a_merge_that_does_not_combine_both_branches(legs, ctx):
 
 # ---- 2. stop counts within the level's ranges ------------------------------------------------------
 def counts(leg):
-    base = [s for s in leg.stops if s.diamond_role not in ("branch", "merge")]
+    base = [s for s in leg.stops if s.diamond_role not in ("branch", "merge") and s.kind != WIDE]
     return len(base), sum(s.kind == ROADBLOCK for s in base), sum(s.kind == DETOUR for s in base)
 
 
@@ -237,7 +237,7 @@ def test_2_a_diamond_that_adds_more_than_three_stops(legs, ctx):
 
 def test_2_a_leg_without_exactly_one_finish_line(legs, ctx):
     leg = a_leg(legs)
-    exact = preset(ctx, leg, stops=(0, 99), roadblocks=(0, 99), detours=(0, 99))
+    exact = preset(ctx, leg, stops=(0, 99), roadblocks=(0, 99), detours=(0, 99), wide=(0, 99), wide_members=(0, 999))
     leg.stops[-1].kind = MERGE
     assert inv.check_counts(leg, exact) == ["the leg must end with exactly one finish line"]
     leg.stops[-1].kind = FINISH_LINE

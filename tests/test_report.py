@@ -323,7 +323,7 @@ def test_cli_runs_the_invariants_and_writes_every_page(dataset, tmp_path, capsys
     holding = {r[0]: r[1] for r in table_rows(index.split('id="invariants"')[1].split("</table>")[0])}
     assert holding == {name: f"{n}/{n}" for name in
                        ("1_dag", "2_counts", "3_expressions", "4_value_flow", "5_riddle", "6_provenance", "7_page_facts",
-                        "8_places", "9_route_inputs", "10_bridges", "11_hops", "12_one_question")}
+                        "8_places", "9_route_inputs", "10_bridges", "11_hops", "12_one_question", "13_wide_sets")}
     clued = sum(1 for leg in dataset["legs"] for s in leg.stops
                 if s.kind == "route_info" and s.index != 0 and s.index in {c.stop for c in leg.clues})
     assert table_rows(index.split('id="exposure"')[1].split("</table>")[0])[-1][:3] == ["all", "", str(clued)]

@@ -390,11 +390,12 @@ def test_summarize_by_hand():
     assert s == {
         "n": 4, "invalid": 1, "fa": 0.25, "pvr": (1.0 + 0.25 + 1.0 + 0.0) / 4, "rcr": (1.0 + 0.0 + 0.0) / 3,
         "intermediate": 0.75, "eta": 0.25, "steps": 5.0, "step_limit_rate": 0.25, "tokens": 200.0, "wall_time_s": 2.0,
-        "errors": {NAV: 0.25, TOOL: 0.25, COMP: 0.0, "invalid": 0.25}, "shortcut_rate": 0.25, "near_miss_rate": 0.25}
+        "errors": {NAV: 0.25, TOOL: 0.25, COMP: 0.0, "invalid": 0.25}, "shortcut_rate": 0.25, "near_miss_rate": 0.25,
+        "wide_recall": None, "wide_precision": None}
     assert summarize([]) == {"n": 0, "invalid": 0, "fa": None, "pvr": None, "rcr": None, "intermediate": None,
                              "eta": None, "steps": None, "step_limit_rate": None, "tokens": None, "wall_time_s": None,
                              "errors": {NAV: 0.0, TOOL: 0.0, COMP: 0.0, "invalid": 0.0}, "shortcut_rate": None,
-                             "near_miss_rate": None}
+                             "near_miss_rate": None, "wide_recall": None, "wide_precision": None}
     two = [scored("a", "v", "easy", 0, 0.0, 0.0, NAV), scored("a", "v", "easy", 0, 0.1, 0.0, NAV)]
     assert summarize(two)["errors"] == {NAV: 1.0, TOOL: 0.0, COMP: 0.0, "invalid": 0.0}
     # a passed trial's class never counts as an error, whatever it says

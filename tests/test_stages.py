@@ -19,6 +19,7 @@ from pipeline.model import (
     ROADBLOCK,
     ROUTE_INFO,
     SEARCH_QUERY,
+    WIDE,
     Clue,
     FactSpec,
     Leg,
@@ -124,7 +125,8 @@ def test_golden_records_every_tool_call_with_provenance(ctx):
     lookups = sum(len(s.transition.relation.candidates) * len(MEASURE_LOOKUPS[s.transition.relation.measure])
                   for s in leg.stops_of(ROUTE_INFO)
                   if s.transition and s.transition.relation and s.transition.relation.kind == "choice")
-    expected = len(leg.stops_of(ROUTE_INFO)) + lookups + sum(len(s.tool_chain) for s in leg.stops)
+    collected = sum(t.stop in {s.index for s in leg.stops_of(WIDE)} for t in leg.trace)   # checked by invariant 13
+    expected = len(leg.stops_of(ROUTE_INFO)) + lookups + sum(len(s.tool_chain) for s in leg.stops) + collected
     assert len(leg.trace) == expected
     assert all(t.provenance for t in leg.trace)
     assert leg.passcode == leg.stops[-1].value and 0 <= leg.passcode <= 9

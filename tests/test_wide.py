@@ -175,6 +175,8 @@ def test_the_level_counts_wide_stops_beside_the_others(ctx, countries_leg):
     bare = copy.deepcopy(countries_leg)
     bare.stops[1].wide.members = bare.stops[1].wide.members[:2]
     assert any("members" in e for e in check_counts(bare, preset))
+    import dataclasses
+    assert "1 wide stops, level needs 2-3" in check_counts(countries_leg, dataclasses.replace(preset, wide=(2, 3)))
 
 
 # ---- scoring ---------------------------------------------------------------------------------------
@@ -193,3 +195,20 @@ def test_recall_and_precision_count_the_members_an_agent_looked_up(countries_leg
     full = wide_reach(leg, Trial(trial_id="g", leg_id=leg.leg_id, agent="a", answer="1", calls=golden))
     assert full[0].recall == 1.0
     assert json.dumps(full[0].to_dict())
+
+
+# ---- the step budget, enforced by the tools CLI (BLIND_RACE.md) ----------------------------------------
+def test_the_tools_cli_refuses_a_call_past_the_budget_and_the_scorer_counts_no_refusal(tmp_path):
+    import subprocess
+    import sys
+
+    from pipeline.scoring.trials import read_tool_log
+    log = tmp_path / "tool_log.jsonl"
+    runs = [subprocess.run([sys.executable, "-m", "pipeline.tools", "call", "calculator", '{"expression": "2+2"}',
+                            "--log", str(log), "--budget", "2"], check=False, capture_output=True, text=True)
+            for _ in range(3)]
+    assert [r.returncode for r in runs] == [0, 0, 1]
+    assert json.loads(runs[2].stdout)["budget_reached"] is True
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert len(lines) == 3 and lines[2]["refused"] is True
+    assert len(read_tool_log(log)) == 2

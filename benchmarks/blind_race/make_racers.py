@@ -7,6 +7,9 @@ OUT/racers/RNN/racer.txt (the seed URL and the riddle, nothing else) in a shuffl
 (racer -> leg id, level, variant: never shown to a racer), and OUT/tool, the only command a racer gets
 (``OUT/tool list``, ``OUT/tool call TOOL 'JSON' --log FILE``: the project's tools run from a frozen copy
 given with ``--tools-from``, so that work on the project during the race does not change its answers).
+Each racer file states the leg's step budget B (the seed paper's max(10, floor(1.5 K)), a wide stop
+counting as many stops as its golden trace makes calls), and each racer folder has its own ``tool``
+that enforces it: a call when the racer's log already holds B calls is refused and logged (issue 34).
 After the race, ``--collect`` writes each racer folder's trial.json (leg id, answer.txt, tool_log.jsonl)
 and OUT/all-legs/legs.parquet, which ``python -m pipeline.score --legs OUT/all-legs --runs OUT/racers``
 scores.
@@ -23,7 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.model import LEVELS, VARIANTS
+from pipeline.model import LEVELS, VARIANTS, Leg
 
 TOOL = """#!/bin/bash
 # The race's tools: python -m pipeline.tools of a frozen copy of the project ({root}).
@@ -33,7 +36,7 @@ args=(); log=()
 while [ $# -gt 0 ]; do
   if [ "$1" = "--log" ]; then log=(--log "$(realpath -m "$2")"); shift 2; else args+=("$1"); shift; fi
 done
-cd {root} && PYTHONPATH={root} exec {python} -m pipeline.tools "${{log[@]}}" "${{args[@]}}"
+cd {root} && PYTHONPATH={root} exec {python} -m pipeline.tools {budget}"${{log[@]}}" "${{args[@]}}"
 """
 
 
@@ -51,11 +54,19 @@ def make(out: Path, seed: int, count: int, tools_from: Path) -> None:
     for n, row in enumerate(rows, start=1):
         racer = out / "racers" / f"R{n:02d}"
         racer.mkdir(parents=True, exist_ok=True)
-        (racer / "racer.txt").write_text(f"Seed page: {row['seed_url']}\n\n{row['riddle']}\n", encoding="utf-8")
-        index[racer.name] = {"leg_id": row["leg_id"], "level": row["level"], "variant": row["variant"]}
+        budget = row["step_budget"] if "step_budget" in row else Leg.from_json(row["leg_json"]).step_budget
+        (racer / "racer.txt").write_text(f"Seed page: {row['seed_url']}\nStep budget: {budget} tool calls\n\n"
+                                         f"{row['riddle']}\n", encoding="utf-8")
+        tool = racer / "tool"
+        tool.write_text(TOOL.format(root=tools_from.resolve(), out=racer.resolve(), python=sys.executable,
+                                    budget=f"--budget {budget} "), encoding="utf-8")
+        tool.chmod(0o755)
+        index[racer.name] = {"leg_id": row["leg_id"], "level": row["level"], "variant": row["variant"],
+                             "budget": budget}
     (out / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     tool = out / "tool"
-    tool.write_text(TOOL.format(root=tools_from.resolve(), out=out.resolve(), python=sys.executable), encoding="utf-8")
+    tool.write_text(TOOL.format(root=tools_from.resolve(), out=out.resolve(), python=sys.executable, budget=""),
+                    encoding="utf-8")
     tool.chmod(0o755)
     print(f"{len(rows)} racer files in {out / 'racers'}; tools: {tool}")
 

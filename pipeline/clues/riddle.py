@@ -14,7 +14,8 @@ from pipeline.clues.steps import (
     parse_merge,
     parse_roadblock,
 )
-from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO
+from pipeline.clues.wide import WIDE_START, parse_wide
+from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, WIDE
 
 CLUE_LINE = re.compile(r"^(\d+)\. (.*)$", re.DOTALL)   # "3. Work out ..."
 # a reference to earlier clues ("clue 3", "clues 2, 4 and 5")
@@ -70,6 +71,9 @@ def parse_clue(text: str) -> dict:
     bridge: seed, hop, link_follow, search_query; the roadblock template; the detour transform; the
     merge or finish operation) and ``refs`` (the clues it takes from); a finish line adds ``groups``."""
     unparsed = {"kind": UNPARSED, "op": None, "refs": []}
+    if text.startswith(WIDE_START):
+        wide = parse_wide(text)
+        return {"kind": WIDE, "op": wide[0].domain, "refs": [wide[1]]} if wide else unparsed
     if text.startswith(ROADBLOCK_START):
         readings = parse_roadblock(text)
         return {"kind": ROADBLOCK, "op": readings[0]["op"], "refs": readings[0]["refs"]} if readings else unparsed

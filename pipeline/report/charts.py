@@ -9,7 +9,7 @@ from typing import Any
 import networkx as nx
 
 from pipeline.invariants import dependency_graph
-from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, Leg
+from pipeline.model import DETOUR, FINISH_LINE, MERGE, ROADBLOCK, ROUTE_INFO, WIDE, Leg
 
 KIND_COLOURS = {
     ROUTE_INFO: "#3b6ea8",
@@ -17,9 +17,10 @@ KIND_COLOURS = {
     DETOUR: "#3f8f3a",
     MERGE: "#8e5ba6",
     FINISH_LINE: "#c0392b",
+    WIDE: "#1a8a8a",
 }
 KIND_LABELS = {ROUTE_INFO: "route info (page)", ROADBLOCK: "roadblock (tools)", DETOUR: "detour (transform)",
-               MERGE: "merge (diamond)", FINISH_LINE: "finish line"}
+               MERGE: "merge (diamond)", FINISH_LINE: "finish line", WIDE: "wide (a whole set)"}
 UNKNOWN_COLOUR = "#777777"
 
 NODE_W, NODE_H = 176, 58

@@ -123,6 +123,8 @@ def read_tool_log(path: str | Path) -> list[ToolCall]:
             d = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TrialFormatError(f"{p.name} line {n}: not valid JSON ({exc.msg}); log truncated or malformed") from None
+        if isinstance(d, dict) and d.get("refused"):   # past the step budget: refused, not run, no call
+            continue
         calls.append(_call_from(d, f"{p.name} line {n}"))
     return calls
 

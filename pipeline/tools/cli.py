@@ -13,7 +13,8 @@ contents, infobox and first links and says how to read the rest), so the output 
 JSON. The executor's options may come before the command or after it. Exit status: 0 for
 an answer, 1 when the tool could not answer (the JSON then holds ``error``) or a replay
 miss, 2 with a one-line message on stderr for an unknown tool, invalid JSON or arguments
-that break the tool's schema. With ``--log FILE`` (or LEGWORK_TOOL_LOG / settings.tool_log)
+that break the tool's schema. With ``--budget B`` (and ``--log``) a call made when the log already
+holds B calls is refused: not run, logged with ``refused: true`` (a refused line is no call), exit 1. With ``--log FILE`` (or LEGWORK_TOOL_LOG / settings.tool_log)
 each call appends one JSON line ``{tool, args, success, result_preview, result_len, ts, url?}``,
 the shape of the AAR reference's tool_log.jsonl, written by ``pipeline.tools.toollog``.
 ``serve`` runs the same tools as an MCP server (``pipeline.tools.serve``; ``pipeline.tools.__main__``
@@ -35,7 +36,7 @@ from pipeline.config import ConfigError, load_settings
 from pipeline.tools.errors import SimulatedRefused, ToolArgumentError, ToolError
 from pipeline.tools.registry import Toolbox, validate_args
 from pipeline.tools.spec import TOOL_NAMES, TOOLS, openai_schema
-from pipeline.tools.toollog import PREVIEW_CHARS, ToolLog, truncate
+from pipeline.tools.toollog import PREVIEW_CHARS, ToolLog, calls_made, truncate
 
 MAX_CHARS = 8000
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
@@ -56,12 +57,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-chars", type=int, default=MAX_CHARS,
                         help="shorten printed results to this many characters (inside their JSON)")
     parser.add_argument("--pretty", action="store_true", help="indent the result JSON")
+    parser.add_argument("--budget", type=int, default=None,
+                        help="with --log: the step budget B; a call when the log already holds B calls is refused "
+                             "(not run, logged as refused, exit status 1)")
     parser.add_argument("command", help="list | call | serve | a tool name")
     parser.add_argument("rest", nargs=argparse.REMAINDER, help="for call: TOOL_NAME 'JSON_ARGS'; for serve: its options")
     return parser
 
 
-_VALUED = ("--backend", "--cache", "--snapshot", "--log", "--max-chars")   # the executor's options with a value
+_VALUED = ("--backend", "--cache", "--snapshot", "--log", "--max-chars", "--budget")   # the executor's options with a value
 _FLAGS = ("--pretty",)
 
 
@@ -134,6 +138,19 @@ def _call(options: argparse.Namespace, tool: str, raw_args: str | None) -> int:
     except UsageError as exc:
         _log_call(log_path, tool, raw_args if raw_args is not None else {}, False, f"error: {exc}")
         raise
+
+    if options.budget is not None:
+        if log_path is None:
+            raise UsageError("--budget counts the calls of a --log file: give --log")
+        made = calls_made(log_path)
+        if made >= options.budget:
+            text = json.dumps({"error": f"step budget reached: {made} of {options.budget} calls made; this call "
+                                        "was refused and not run. Give your best answer from what you have.",
+                               "budget_reached": True}, ensure_ascii=False)
+            ToolLog(log_path).record(tool, args, False, text, refused=True)
+            print(text)
+            print(f"error: step budget of {options.budget} calls reached", file=sys.stderr)
+            return EXIT_TOOL_ERROR
 
     try:
         result = Toolbox(settings).call(tool, args)

@@ -53,8 +53,10 @@ class ToolLog:
         self.last_success: bool | None = None   # the success flag of the last line written
         self._lock = threading.Lock()
 
-    def record(self, tool: str, args: Any, success: bool, response: str) -> dict[str, Any]:
+    def record(self, tool: str, args: Any, success: bool, response: str, refused: bool = False) -> dict[str, Any]:
         entry = log_entry(tool, args, success, response)
+        if refused:   # past the step budget: logged, not run, and no call (``calls_made``, the scorer)
+            entry["refused"] = True
         line = json.dumps(entry, ensure_ascii=False).translate(_LINE_BREAKS) + "\n"
         with self._lock:
             if self.path is not None:
@@ -63,6 +65,20 @@ class ToolLog:
             self.calls += 1
             self.last_success = entry["success"]
         return entry
+
+
+def calls_made(path: str | Path) -> int:
+    """The calls a tool log holds (refused lines are no calls; a missing log holds none)."""
+    p = Path(path)
+    if not p.is_file():
+        return 0
+    made = 0
+    for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            made += bool(line.strip()) and not json.loads(line).get("refused")
+        except (json.JSONDecodeError, AttributeError):
+            made += 1   # a broken line still stood for a call
+    return made
 
 
 def call_tool(toolbox: Toolbox, log: ToolLog, tool: str, args: Any) -> tuple[bool, str, dict | None]:
