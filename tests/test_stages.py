@@ -23,6 +23,7 @@ from pipeline.model import (
     Clue,
     FactSpec,
     Leg,
+    RoadblockSpec,
     Stop,
 )
 from pipeline.refs import value_inputs
@@ -256,3 +257,15 @@ def test_a_distance_from_a_place_to_itself_is_dropped():
     assert not asks_nothing(roadblock("nearest_airport_distance"), 0)   # an airport at the point: a real answer
     assert not asks_nothing(roadblock("country_population_millions"), 0)
     assert not asks_nothing(Stop(index=1, kind=ROUTE_INFO, description="", template="capital_distance"), 0)
+
+
+def test_a_figure_asked_in_a_larger_unit_that_rounds_to_nothing_is_dropped():
+    """Issue 34, item 7: "the area of Vatican City in thousands of square kilometres" is 0, and 1 (its
+    own unit) says as little: a reader's rounding decides it, not the tools."""
+    def scaled(value_round: float = 1) -> Stop:
+        return Stop(index=3, kind=ROADBLOCK, description="", template="country_area_thousands",
+                    roadblock=RoadblockSpec(scale=0.001, round=value_round))
+    assert asks_nothing(scaled(), 0) and asks_nothing(scaled(), 1) and asks_nothing(scaled(), -1)
+    assert not asks_nothing(scaled(), 2)
+    assert not asks_nothing(Stop(index=3, kind=ROADBLOCK, description="", template="elevation",
+                                 roadblock=RoadblockSpec(scale=1, round=1)), 0)   # unscaled: a real 0 m

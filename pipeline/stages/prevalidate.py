@@ -80,8 +80,15 @@ TWO_POINT_DISTANCES = frozenset({"geocode_distance", "place_capital_distance", "
 
 
 def asks_nothing(stop, value) -> bool:
-    """Is this roadblock's answer fixed by its wording alone (a distance from a place to itself)?"""
-    return stop.kind == ROADBLOCK and stop.template in TWO_POINT_DISTANCES and value == 0
+    """Is this roadblock's answer fixed by its wording alone (a distance from a place to itself), or
+    does a figure asked in a larger unit round to nothing or to the unit itself ("the area of Vatican
+    City in thousands of square kilometres" is 0: issue 34, item 7)?"""
+    if stop.kind != ROADBLOCK:
+        return False
+    if stop.template in TWO_POINT_DISTANCES and value == 0:
+        return True
+    spec = stop.roadblock
+    return spec is not None and spec.scale < 1 and isinstance(value, (int, float)) and abs(value) <= spec.round
 
 
 def run(leg: Leg, ctx: StageContext) -> Leg:
@@ -107,7 +114,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
             failed[stop.index] = f"page fact re-read as {value!r}, built as {stop.value!r}"
             continue
         if asks_nothing(stop, value):
-            failed[stop.index] = f"{stop.template} is {value!r}: one place twice asks nothing"
+            failed[stop.index] = f"{stop.template} is {value!r}: its wording alone gives it (one place twice, or a figure rounded to nothing)"
             continue
         stop.value = values[stop.index] = value
         if any(t.provenance == "simulated" for t in calls):
