@@ -41,8 +41,8 @@ def write_trials(scores: list[TrialScore], out: Path) -> tuple[Path, Path]:
     parquet = out.with_name(out.stem + ".trials.parquet")
     rows = [s.to_dict() for s in scores]
     jsonl.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    flat = [{**{k: v for k, v in r.items() if k != "judgments"}, "judgments_json": json.dumps(r["judgments"])}
-            for r in rows]
+    flat = [{**{k: v for k, v in r.items() if k not in ("judgments", "wide")}, "judgments_json": json.dumps(r["judgments"]),
+             "wide_json": json.dumps(r["wide"])} for r in rows]
     schema = pa.schema([
         ("trial_id", pa.string()), ("leg_id", pa.string()), ("agent", pa.string()), ("variant", pa.string()),
         ("level", pa.string()), ("answer", pa.string()), ("passcode", pa.int64()), ("fa", pa.int64()),
@@ -51,6 +51,7 @@ def write_trials(scores: list[TrialScore], out: Path) -> tuple[Path, Path]:
         ("useful_calls", pa.int64()), ("eta", pa.float64()), ("tokens", pa.int64()), ("wall_time_s", pa.float64()),
         ("error_class", pa.string()), ("shortcut", pa.bool_()), ("near_miss", pa.bool_()),
         ("invalid_reason", pa.string()), ("judgments_json", pa.string()),
+        ("wide_json", pa.string()), ("wide_recall", pa.float64()), ("wide_precision", pa.float64()),
     ])
     pq.write_table(pa.Table.from_pylist(flat, schema=schema), parquet)
     return jsonl, parquet
@@ -66,7 +67,7 @@ def print_table(report: dict) -> None:
 
     t = Table(title="Legwork race scores (FA, PVR, RCR, errors in %)")
     for col in ("agent", "variant", "level", "n", "FA", "PVR", "RCR", "inter", "nav err", "tool err", "comp err",
-                "invalid", "eta", "steps", "limit"):
+                "invalid", "eta", "steps", "limit", "wide R", "wide P"):
         t.add_column(col, justify="left" if col in ("agent", "variant", "level") else "right")
     rows = report["groups"] + [{"agent": "all", "variant": "", "level": "", **report["overall"]}]
     for g in rows:
@@ -74,7 +75,8 @@ def print_table(report: dict) -> None:
         t.add_row(g["agent"], g["variant"], g["level"], str(g["n"]), _fmt(g["fa"], True), _fmt(g["pvr"], True),
                   _fmt(g["rcr"], True), _fmt(g["intermediate"], True), _fmt(e["navigation"], True),
                   _fmt(e["tool_use"], True), _fmt(e["computation"], True), _fmt(e["invalid"], True),
-                  _fmt(g["eta"]), _fmt(g["steps"]), _fmt(g["step_limit_rate"], True))
+                  _fmt(g["eta"]), _fmt(g["steps"]), _fmt(g["step_limit_rate"], True),
+                  _fmt(g.get("wide_recall"), True), _fmt(g.get("wide_precision"), True))
     Console(width=None if sys.stdout.isatty() else 170).print(t)
 
 

@@ -36,7 +36,7 @@ from pipeline.export.trajectories import CONFIG as TRAJECTORY_CONFIG
 from pipeline.export.trajectories import SPLIT as TRAJECTORY_SPLIT
 from pipeline.export.trajectories import TRAJECTORY_SCHEMA, Origin, storage_row, trajectory_rows
 from pipeline.model import LEVELS, Leg, leg_summary
-from pipeline.report.stats import blind_races, world_spread
+from pipeline.report.stats import blind_races, wide_stats, world_spread
 from pipeline.tasks.common import TASK_SCHEMA
 from pipeline.tasks.math.dataset import DERIVED_SCHEMA
 from pipeline.usage import UserError
@@ -418,6 +418,7 @@ def render_card(release: Release, templates_dir: Path) -> str:
         task_families=[c.name for c in configs if c.kind in ("tasks", "derived")],
         trajectories=release.configs.get(TRAJECTORY_CONFIG),
         blind=blind_races(PROJECT_ROOT / "benchmarks" / "blind_race") if release.runs else [],
+        wide=wide_stats([leg for run in release.runs for leg in run.legs]) if release.runs else [],
     )
 
 

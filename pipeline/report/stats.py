@@ -9,10 +9,10 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
-from statistics import mean
+from statistics import mean, median
 from typing import Any
 
-from pipeline.model import DETOUR, LEVELS, MERGE, ROADBLOCK, ROUTE_INFO, VARIANTS, Leg
+from pipeline.model import DETOUR, LEVELS, MERGE, ROADBLOCK, ROUTE_INFO, VARIANTS, WIDE, Leg
 
 # Provenance columns in display order; anything else (e.g. "replay", missing) is "other".
 PROVENANCE_ORDER = ("snapshot", "offline-data", "simulated", "live")
@@ -222,6 +222,26 @@ def blind_races(folder) -> list[dict[str, Any]]:
             row["legs"] += n
             for key in ("fa", "pvr", "steps"):
                 row[key] += n * (group.get(key) or 0.0)
+            if group.get("wide_recall") is not None:   # races of legs with wide stops (issue 34)
+                row["wide_legs"] += n
+                row["wide_recall"] += n * group["wide_recall"]
     return [{"level": level, "races": len(races), "legs": int(row["legs"]), "fa": row["fa"] / row["legs"],
-             "pvr": row["pvr"] / row["legs"], "calls": row["steps"] / row["legs"]}
+             "pvr": row["pvr"] / row["legs"], "calls": row["steps"] / row["legs"],
+             "wide_recall": row["wide_recall"] / row["wide_legs"] if row["wide_legs"] else None}
             for level, row in sorted(pooled.items(), key=lambda kv: LEVELS.index(kv[0]) if kv[0] in LEVELS else 99)]
+
+
+def wide_stats(legs: list[Leg]) -> list[dict[str, Any]]:
+    """Per level: the wide stops of the legs (issue 34), their sets' sizes and what they collect."""
+    rows = []
+    for level in LEVELS:
+        of_level = [leg for leg in legs if leg.level == level]
+        if not of_level:
+            continue
+        wide = [s for leg in of_level for s in leg.stops_of(WIDE)]
+        sizes = sorted(len(s.wide.members) for s in wide)
+        kinds = Counter(f"{s.wide.domain} {s.wide.aggregate}" for s in wide)
+        rows.append({"level": level, "legs": len(of_level), "wide": len(wide),
+                     "sizes": f"{sizes[0]}-{sizes[-1]} (median {median(sizes):g})" if sizes else "none",
+                     "kinds": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"})
+    return rows
