@@ -112,7 +112,9 @@ def test_allow_errors_returns_the_run_instead_of_raising(ctx, tmp_path):
             batches = [[break_a_tool_chain(copy.deepcopy(leg)) for leg in b] for b in batches]
         return plain(stage, batches)
 
-    params = GenerationParams(level="easy", variant="linear", count=1, seed=9)
+    # every attempt fails the same way: 20 attempts (of the default 200) show it in a tenth of the time
+    params = GenerationParams(level="easy", variant="linear", count=1, seed=9,
+                              preset_overrides=("generation.attempts_per_leg=20",))
     from flows.generate import BudgetExhausted
     with pytest.raises(BudgetExhausted) as info:  # every attempt meets the bug: nothing is accepted
         run_generation(params, tmp_path / "run", ctx.settings, buggy, allow_errors=True)

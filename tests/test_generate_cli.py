@@ -90,10 +90,10 @@ def test_quiet_silences_progress_never_a_failure(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEGWORK_")}
     env["LEGWORK_CACHE"] = str(tmp_path / "cache.sqlite")
     base = ["pipeline.generate", "--difficulty", "easy", "--count", "1", "--task-runner", "local"]
-    # a seed page with no fact to extract: every attempt is rejected at plan
+    # a seed page with no fact to extract: every attempt is rejected at plan (20 attempts fail as 200 do)
     for quiet in ([], ["--quiet"]):
-        failed = run([*base, "--seed-title", "Direct representation", "--out", str(tmp_path / f"seed{len(quiet)}"),
-                      *quiet], env)
+        failed = run([*base, "--seed-title", "Direct representation", "--set", "generation.attempts_per_leg=20",
+                      "--out", str(tmp_path / f"seed{len(quiet)}"), *quiet], env)
         assert failed.returncode == 1, failed.stderr[-2000:]
         assert "generation incomplete" in failed.stderr and "has no extractable fact" in failed.stderr, quiet
         assert failed.stdout == ""

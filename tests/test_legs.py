@@ -30,6 +30,10 @@ def shared_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("cache") / "cache.sqlite"
 
 
+# a run that can only fail (every attempt rejected) shows it in 20 attempts as in the default 200, in a tenth of the time
+FEW_ATTEMPTS = ("generation.attempts_per_leg=20",)
+
+
 def make_ctx(cache: Path, **overrides) -> StageContext:
     return StageContext.create(load_settings(cache_path=cache, **overrides))
 
@@ -105,7 +109,8 @@ def test_a_failing_tool_rejects_legs_with_a_reason_and_the_run_goes_on(tmp_path,
 
 def test_an_unusable_seed_page_is_rejected_and_the_error_says_how_many_were_made(tmp_path, shared_cache):
     ctx = make_ctx(shared_cache)
-    params = GenerationParams(level="easy", variant="linear", count=1, seed=0, seed_title="No Such Page Anywhere")
+    params = GenerationParams(level="easy", variant="linear", count=1, seed=0, seed_title="No Such Page Anywhere",
+                              preset_overrides=FEW_ATTEMPTS)
     with pytest.raises(BudgetExhausted, match="accepted 0 of 1") as error:
         run_generation(params, tmp_path, ctx.settings, local_map_stage(ctx))
     rows = pq.read_table(tmp_path / "rejected.parquet").to_pylist()
@@ -207,7 +212,8 @@ def test_a_malformed_page_costs_only_the_legs_that_touch_it(tmp_path, shared_cac
         conn.execute("UPDATE pages SET json = ? WHERE title = ?", ('{"title": "broken', victim))
     ctx = StageContext.create(load_settings(cache_path=tmp_path / "c.sqlite", snapshot_dir=snap))
     # a leg asked to start there is rejected with the reason; the run says how many it made
-    params = GenerationParams(level="easy", variant="linear", count=1, seed=0, seed_title=victim)
+    params = GenerationParams(level="easy", variant="linear", count=1, seed=0, seed_title=victim,
+                              preset_overrides=FEW_ATTEMPTS)
     with pytest.raises(BudgetExhausted):
         run_generation(params, tmp_path / "seeded", ctx.settings, local_map_stage(ctx))
     reasons = {r["reason"] for r in pq.read_table(tmp_path / "seeded" / "rejected.parquet").to_pylist()}

@@ -77,7 +77,9 @@ def test_llm_plans_paraphrases_and_round_trips(tmp_path, variant):
 def test_an_llm_answering_junk_rejects_the_leg_with_the_reason(tmp_path):
     with ScriptedServer({"/v1/chat/completions": scripted_model(junk=True)}) as server:
         ctx, _ = context(server, tmp_path)
-        params = GenerationParams(level="easy", variant="linear", count=1, seed=1)
+        # every attempt rejected: 20 attempts (of the default 200) show it as well and take a tenth of the time
+        params = GenerationParams(level="easy", variant="linear", count=1, seed=1,
+                                  preset_overrides=("generation.attempts_per_leg=20",))
         with pytest.raises(BudgetExhausted):
             run_generation(params, tmp_path / "run", ctx.settings, local_map_stage(ctx))
         rows = pq.read_table(tmp_path / "run" / "rejected.parquet").to_pylist()

@@ -29,7 +29,8 @@ def test_two_worker_processes_make_the_bytes_one_makes(tmp_path):
 
 def test_a_run_short_of_its_count_comes_back_with_what_it_made(tmp_path):
     [(params, folder)] = release_runs(seed=3, counts={"linear": 1, "dag": 1}, levels=("easy",), variants=("linear",))
-    params = dataclasses.replace(params, seed_title="Xyzzy page that is not there")
+    params = dataclasses.replace(params, seed_title="Xyzzy page that is not there",   # 20 attempts, not 200
+                                 preset_overrides=("generation.attempts_per_leg=20",))
     [outcome] = run_all([(params, tmp_path / folder)], load_settings(cache_path=tmp_path / "c.sqlite"), workers=1)
     assert outcome.failure and "accepted 0 of 1" in outcome.failure
     assert outcome.result.rejected and (tmp_path / folder / "rejected.parquet").exists()
