@@ -36,6 +36,7 @@ from pipeline.model import (
     ROUTE_INFO,
     SEARCH_QUERY,
     TOOL_CALL,
+    WIDE,
     AarSource,
     Clue,
     Extraction,
@@ -43,6 +44,8 @@ from pipeline.model import (
     Stop,
     ToolStep,
     Transition,
+    WideSpec,
+    plain,
 )
 from pipeline.tools.spec import TOOLS
 
@@ -255,11 +258,22 @@ def _tool_bridge(leg: Leg, stop: Stop) -> dict:
     return bridge
 
 
+def _wide_bridge(leg: Leg, stop: Stop) -> dict:
+    """A wide stop's bridge: its golden collection calls as a tool chain (AAR has no set-valued stop;
+    the set itself goes beside it as ``wide_set``)."""
+    bridge = _empty_bridge(TOOL_CALL)
+    bridge["tool_chain"] = [{"tool_name": t.tool, "arguments": t.args, "expected_output": t.value,
+                             "output_key": f"call_{t.step}"} for t in leg.trace if t.stop == stop.index]
+    return bridge
+
+
 def _stop_to_aar(leg: Leg, stop: Stop) -> dict:
     if stop.kind == ROUTE_INFO:
         bridge = _page_bridge(leg, stop)
     elif stop.kind in (ROADBLOCK, MERGE):
         bridge = _tool_bridge(leg, stop)
+    elif stop.kind == WIDE:
+        bridge = _wide_bridge(leg, stop)
     else:
         bridge = _empty_bridge(COMPUTE)
     aar = stop.aar or AarSource()
@@ -276,7 +290,7 @@ def _stop_to_aar(leg: Leg, stop: Stop) -> dict:
     if stop.kind == DETOUR and reason_code is None and stop.source_stop is not None:
         src = next((s for s in leg.stops if s.index == stop.source_stop), None)
         reason_code = f"result = {stop.transform}({render_value(src.value if src else None)})\nprint(result)"
-    return {
+    out = {
         "index": stop.index,
         "stop_type": AAR_STOP_TYPE[stop.kind],
         "page_url": stop.page_url,
@@ -291,6 +305,9 @@ def _stop_to_aar(leg: Leg, stop: Stop) -> dict:
         "reason_code": reason_code if stop.kind == DETOUR else None,
         "depends_on": list(stop.depends_on),
     }
+    if stop.wide is not None:   # issue 34: the exact set and how it is defined, beside AAR's fields
+        out["wide_set"] = plain(stop.wide)
+    return out
 
 
 def leg_to_aar(leg: Leg) -> dict:
@@ -350,6 +367,8 @@ def aar_to_leg(d: dict, *, variant: str | None = None, leg_id: str | None = None
                             f"{s.get('extracted_value_type')}; kept as is")
         if aar_type == "page":
             kind = ROUTE_INFO
+        elif aar_type == "tool" and isinstance(s.get("wide_set"), dict):   # our wide stop (issue 34)
+            kind = WIDE
         elif aar_type == "tool":
             kind = MERGE if reasoning.lower().startswith("diamond merge") else ROADBLOCK
         elif aar_type == "reason":
@@ -366,7 +385,7 @@ def aar_to_leg(d: dict, *, variant: str | None = None, leg_id: str | None = None
         elif section is not None:
             extraction = Extraction(source="prose", section=section)
         chain: list[ToolStep] = []
-        for n, t in enumerate(bridge.get("tool_chain") or []):
+        for n, t in enumerate([] if kind == WIDE else bridge.get("tool_chain") or []):   # a set is collected by its spec
             step = args_from_aar(t.get("tool_name", ""), t.get("arguments") or {}, chain, warnings,
                                  f"stop {s.get('index')} step {n}")
             step.output_key = t.get("output_key") or ""
@@ -384,6 +403,8 @@ def aar_to_leg(d: dict, *, variant: str | None = None, leg_id: str | None = None
             source_stop=s.get("reason_source_stop") if kind == DETOUR else None,
             value=value, value_type=s.get("extracted_value_type"), aar=source,
         )
+        if kind == WIDE:
+            stop.wide = WideSpec(**s["wide_set"])
         if kind == ROADBLOCK and reasoning.lower().startswith("diamond branch"):
             stop.diamond_role = "branch"
         stops.append(stop)
