@@ -226,3 +226,17 @@ def test_no_country_set_holds_a_state_that_shares_its_capital_with_another(ctx):
             candidates = wide.country_candidates(ctx, found["lat"], found["lng"])
             inside = {c.key for c in candidates if c.distance_km <= spec.radius_km}
             assert not inside & wide.twin_countries(ctx)
+
+
+def test_an_aar_export_carries_the_set_and_its_import_collects_it_again(ctx, countries_leg):
+    from pipeline.export.aar import aar_to_leg, leg_to_aar
+    exported = leg_to_aar(countries_leg)
+    stop = next(s for s in exported["stops"] if "wide_set" in s)
+    assert stop["stop_type"] == "tool" and stop["wide_set"]["members"] == countries_leg.stops[1].wide.members
+    assert [c["tool_name"] for c in stop["bridge"]["tool_chain"]] == [t.tool for t in countries_leg.trace
+                                                                      if t.stop == 1]
+    back = aar_to_leg(json.loads(json.dumps(exported)))
+    [wide_stop] = back.stops_of(WIDE)
+    assert wide_stop.wide == countries_leg.stops[1].wide and not wide_stop.tool_chain
+    values, _ = execute_leg(back, ctx.toolbox, only=[wide_stop.index])
+    assert values[wide_stop.index] == countries_leg.stops[1].value
