@@ -468,10 +468,11 @@ def collect_wide(spec: WideSpec, given: Any, call: Callable[[str, dict], dict]) 
     look up what a sum needs. ``given`` is the input clue's answer (a place or country; pages: the word).
     The golden run and the riddle-only solver both collect this way; the generator enumerates the same
     set without the tools (``stages.wide``) and acceptance compares the two."""
-    if spec.domain == "pages":
+    if spec.domain == "pages":   # the word is the input clue's answer (the spec keeps it for the record)
+        word = str(given) if given is not None else spec.word
         members, offset = [], 0
         while offset is not None:
-            data = call("web_search", {"query": spec.word, "mode": "phrase", "field": "lead",
+            data = call("web_search", {"query": word, "mode": "phrase", "field": "lead",
                                        "num_results": WIDE_SEARCH_PAGE, "offset": offset})
             members += [r["title"] for r in data["results"]]
             offset = data.get("next_offset")

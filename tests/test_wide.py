@@ -240,3 +240,12 @@ def test_an_aar_export_carries_the_set_and_its_import_collects_it_again(ctx, cou
     assert wide_stop.wide == countries_leg.stops[1].wide and not wide_stop.tool_chain
     values, _ = execute_leg(back, ctx.toolbox, only=[wide_stop.index])
     assert values[wide_stop.index] == countries_leg.stops[1].value
+
+
+def test_the_solver_collects_a_page_set_from_the_clue_alone(ctx):
+    """The clue names no word: it is the answer to an earlier clue (a bug once sent the solver's search
+    without a query, and every leg with a page set was rejected)."""
+    from pipeline.agents.solver import Solver
+    solver = Solver(ctx.toolbox)
+    text = wide_clue(WideSpec("pages", "count", word="Sahara"), "place", 1)
+    assert solver.wide(2, text, {1: "Sahara"}) == 27
