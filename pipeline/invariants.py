@@ -359,7 +359,12 @@ def check_wide_sets(leg: Leg) -> list[str]:
     makes that the trace does not hold (a page of results skipped) is an error, as is one left over."""
     errors = []
     values = {s.index: s.value for s in leg.stops}
+    seen: dict[tuple, int] = {}
     for stop in leg.stops_of(WIDE):
+        key = (stop.wide.domain, tuple(sorted(stop.wide.members)))
+        if key in seen:   # the second is answered by the first (blind race 34: Egypt's set asked twice)
+            errors.append(f"wide stops {seen[key]} and {stop.index} collect one set")
+        seen.setdefault(key, stop.index)
         recorded = [t for t in leg.trace if t.stop == stop.index]
         served = iter(recorded)
 

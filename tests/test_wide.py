@@ -249,3 +249,17 @@ def test_the_solver_collects_a_page_set_from_the_clue_alone(ctx):
     solver = Solver(ctx.toolbox)
     text = wide_clue(WideSpec("pages", "count", word="Sahara"), "place", 1)
     assert solver.wide(2, text, {1: "Sahara"}) == 27
+
+
+def test_invariant_13_fails_one_set_asked_twice(countries_leg):
+    """Blind race 34, R32: Egypt reached twice, its countries within 1,500 km asked twice."""
+    leg = copy.deepcopy(countries_leg)
+    twin = copy.deepcopy(leg.stops[1])
+    twin.index = 2
+    leg.stops.insert(2, twin)
+    leg.stops[-1].index = 3
+    leg.trace += [copy.deepcopy(t) for t in leg.trace if t.stop == 1]
+    for t in leg.trace[len(leg.trace) // 2:]:
+        t.stop = 2
+    assert any("collect one set" in e for e in check_wide_sets(leg))
+    assert not any("collect one set" in e for e in check_wide_sets(countries_leg))

@@ -205,14 +205,21 @@ def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, le
     rng.shuffle(inputs)
     made: list[tuple[int, Stop]] = []
     used_domains: list[str] = []
+    asked: set[tuple[str, str]] = set()   # (domain, the input's entity): Egypt reached twice is asked once
     for i, src in inputs:
         if len(made) >= want:
             break
         order = rng.sample(DOMAINS, len(DOMAINS))
         domains = [d for d in order if d not in used_domains] + [d for d in order if d in used_domains]
         for domain in domains:
+            if (domain, str(src.value).casefold()) in asked:
+                continue
             spec = _spec_for(domain, src, ctx, rng, preset.wide_members)
+            # one set once: two radii around two capitals can enclose the same countries (blind race 34, R14)
+            if spec is not None and any(s.wide.domain == domain and s.wide.members == spec.members for _, s in made):
+                spec = None
             if spec is not None:
+                asked.add((domain, str(src.value).casefold()))
                 made.append((i, Stop(index=-1, kind=WIDE, description=f"wide: {domain} {spec.aggregate}",
                                      depends_on=[id(src)], page_url=src.page_url, page_title=src.page_title,
                                      value_type="number", wide=spec)))
