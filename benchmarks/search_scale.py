@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.snapshot import store as store_module
 from pipeline.snapshot.search_index import SearchIndex
+from pipeline.snapshot.search_tantivy import TantivySearch, index_folder
 from pipeline.snapshot.store import _TITLE_COLUMN_WEIGHTS, SnapshotStore
 
 VOCAB = 300_000
@@ -226,7 +227,7 @@ def bench_store_tantivy(db_dir: Path, pages: int, sets: dict) -> dict:
     store_module.IN_MEMORY_MAX_ROWS = 0
     store_module.LARGE_WORLD_ENGINE = "tantivy"
     store = SnapshotStore(db_dir, {"hash": f"synthetic-{pages}", "counts": {"pages": pages}}, index_dir=db_dir)
-    fresh = not (db_dir / f"search-tantivy-{store.hash[:16]}" / "meta.json").exists()
+    fresh = not TantivySearch.current(db_dir / index_folder(store.hash))
     started = time.perf_counter()
     store.large_search()
     build_s = time.perf_counter() - started
@@ -235,7 +236,7 @@ def bench_store_tantivy(db_dir: Path, pages: int, sets: dict) -> dict:
     for name, mode in (("typical", "words"), ("frequent", "words"), ("phrase", "phrase"), ("all_words", "all_words")):
         out[name] = time_calls(lambda q, o, mode=mode: store.search_page(q, o, 10, mode=mode)["total"],
                                sets[name], sets["offsets"])
-    size = sum(f.stat().st_size for f in (db_dir / f"search-tantivy-{store.hash[:16]}").iterdir()) / 2**20
+    size = sum(f.stat().st_size for f in (db_dir / index_folder(store.hash)).iterdir()) / 2**20
     out.update(build_s=round(build_s, 1) if fresh else None, index_mb=round(size, 1), rss_added_mb=round(rss_mb() - before, 1))
     store.close()
     return out

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pipeline.config import load_settings
 from pipeline.snapshot import store as store_module
+from pipeline.snapshot.search_tantivy import index_folder
 from pipeline.snapshot.store import SEARCH_FIELDS, SEARCH_MODES, SnapshotStore, phrase_pattern
 from pipeline.tools.errors import ToolArgumentError
 from pipeline.tools.registry import Toolbox
@@ -215,4 +216,4 @@ def test_a_large_world_counts_exactly_and_ranks_stably(large, rows, tmp_path):
     store_module._ENGINES.clear()
     store_module._PAGINGS.clear()
     again = SnapshotStore.open(load_settings().snapshot_dir, index_dir=tmp_path)
-    assert read_all(again, "river Africa", 20)[0] == before and (tmp_path / f"search-tantivy-{again.hash[:16]}").is_dir()
+    assert read_all(again, "river Africa", 20)[0] == before and (tmp_path / index_folder(again.hash)).is_dir()

@@ -18,7 +18,7 @@ import numpy as np
 from pipeline.config import load_settings
 from pipeline.snapshot.page import Page, canonical_title, title_to_url
 from pipeline.snapshot.search_index import SearchIndex
-from pipeline.snapshot.search_tantivy import TantivySearch
+from pipeline.snapshot.search_tantivy import TantivySearch, index_folder
 
 # the layout of a built snapshot (pipeline.snapshot.build writes it)
 PAGES_DB = "pages.sqlite"
@@ -466,8 +466,10 @@ class SnapshotStore:
         return _Ordering(self._count(fts_query), fts_query, [], lambda m: self._top_in_sql(fts_query, m))
 
     def _paged_matches_large(self, query: str, words: list[str], mode: str, field: str, scope: str) -> _Ordering:
-        """``_paged_matches`` in a large world: tantivy's matches and ranking (a phrase: its stemmed phrase
-        narrowed by the exact whole-word pattern, as in a small world)."""
+        """``_paged_matches`` in a large world: tantivy's matches and ranking. A phrase is a query on the index's
+        exact fields, which match where ``phrase_pattern`` does (``TantivySearch.phrase``): total and matches
+        exact, ranked by their BM25 (each field's times its weight); a query the exact fields cannot answer
+        (a ``risky`` character) is the stemmed phrase narrowed by the pattern, every candidate's text read."""
         engine = self.large_search()
         lower = [w.lower() for w in words]
         if mode == "words":
@@ -476,6 +478,10 @@ class SnapshotStore:
         if mode == "phrase":
             text = " ".join((query or "").split())
             fts_query = scope + '"' + text.replace('"', '""') + '"'
+            exact = engine.phrase(text, field)
+            if exact is not None:
+                return _Ordering(engine.count(exact), fts_query, [],
+                                 lambda m: [(round(s, 6), t, r) for s, t, r in engine.top(exact, m)])
             candidates = self._all_matches(engine, engine.query(lower, phrase=True, field=field))
             pattern = phrase_pattern(text)
             columns = _FTS_COLUMNS if field == "all" else (field,)
@@ -550,7 +556,7 @@ class SnapshotStore:
                 if engine is None:
                     folder = self.index_dir if self.index_dir is not None else self.path
                     engine = _ENGINES[self.hash] = TantivySearch.open_or_build(
-                        self._conn(), folder / f"search-tantivy-{self.hash[:16]}", _TITLE_COLUMN_WEIGHTS)
+                        self._conn(), folder / index_folder(self.hash), _TITLE_COLUMN_WEIGHTS)
         return engine
 
     def search_index(self) -> SearchIndex:
