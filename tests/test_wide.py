@@ -263,3 +263,27 @@ def test_invariant_13_fails_one_set_asked_twice(countries_leg):
         t.stop = 2
     assert any("collect one set" in e for e in check_wide_sets(leg))
     assert not any("collect one set" in e for e in check_wide_sets(countries_leg))
+
+
+def test_a_list_worked_through_in_code_reaches_its_members_without_looking_them_up(countries_leg):
+    leg = countries_leg
+    members = leg.stops[1].wide.members
+    listed = [c for t in leg.trace if t.tool == "countries_list" for c in json.loads(t.response)["countries"]]
+    code = "caps = " + repr([(c["name"], c["lat"], c["lng"]) for c in listed if c["name"] in members[:3]])
+    reach = wide_reach(leg, Trial(trial_id="c", leg_id=leg.leg_id, agent="a", answer="1",
+                                  calls=[ToolCall("python_execute_code", {"code": code})]))
+    assert reach[0].reached == 3 and reach[0].precision is None
+
+
+def test_an_airport_search_by_the_places_name_reaches_what_the_golden_page_lists(ctx):
+    found = ctx.toolbox.call("maps_geocode", {"address": "Lyon"}).data
+    cands = wide.airport_candidates(ctx, found["lat"], found["lng"], 500)
+    n, r = next((n, r) for n in range(6, 40) if (r := wide.radius_for([c.distance_km for c in cands], n)))
+    leg = _run(_leg(WideSpec("airports", "count", radius_km=r, members=sorted(c.key for c in cands[:n])), "Lyon",
+                    role="place"), ctx)
+    def reach(args):
+        return wide_reach(leg, Trial(trial_id="s", leg_id=leg.leg_id, agent="a", answer="1",
+                                     calls=[ToolCall("maps_search_places", args)]))[0]
+    assert reach({"query": "airports", "location": "Lyon", "radius_m": r * 1000}).reached == min(n, 20)
+    assert reach({"query": "airport", "location": "Lyon", "radius_m": r * 500}).reached == 0   # half the radius
+    assert reach({"query": "airport", "location": {"lat": 0.0, "lng": 0.0}, "radius_m": r * 1000}).reached == 0

@@ -4,12 +4,13 @@ the items it looked up one by one were members.
 
 A member is *reached* when a call of the agent names it in its arguments (a country's name, an
 airport's IATA code, a page's title), points at it (a point within ``POINT_TOLERANCE`` degrees of the
-member's point: a capital in a distance matrix, an airport in an elevation call), or repeats one of
+member's point: a capital in a distance matrix, an airport in an elevation call), repeats one of
 the golden collection's calls (same tool and arguments) whose answer lists it (a page of the place
-search or of the page search). A *looked-up* item is a candidate of the stop's domain (every country
+search or of the page search), or runs code that carries it (its name quoted, or its point's two
+numbers as the tools gave them: a list pasted into ``python_execute_code``). A *looked-up* item is a candidate of the stop's domain (every country
 the golden trace listed, every airport or page it found) that the agent named or pointed at; precision
 is the share of those that are members, undefined when the agent looked up none one by one (a count
-read from a search's total). The log keeps only previews of answers, so nothing is read from them."""
+read from a search's total; a list worked through in code is reached, not looked up one by one). The log keeps only previews of answers, so nothing is read from them."""
 from __future__ import annotations
 
 import json
@@ -77,6 +78,35 @@ def _points_in(value: Any):
             yield from _points_in(v)
 
 
+CODE_TOOLS = ("python_execute_code", "calculator")
+CENTER_TOLERANCE = 0.05   # degrees: a search centred this near the golden one searches the same place
+
+
+def _same_search(golden: dict, actual: dict) -> bool:
+    """An agent's place search that lists what a golden page of it lists: the same query, at least the
+    radius, the same offset, centred on the golden point or on a place's name (the tools geocode a name
+    to the point the golden run started from; the scorer runs no tool to check it)."""
+    if "radius_m" not in golden or str(actual.get("query", "")).strip().lower().rstrip("s") != golden.get("query"):
+        return False
+    if not isinstance(actual.get("radius_m"), (int, float)) or actual["radius_m"] < golden["radius_m"] * 0.99:
+        return False
+    if int(actual.get("offset", 0) or 0) != int(golden.get("offset", 0)):
+        return False
+    where, center = actual.get("location"), golden.get("location")
+    if isinstance(where, str):
+        return True
+    return isinstance(where, dict) and isinstance(center, dict) and all(
+        isinstance(where.get(k), (int, float)) and abs(where[k] - center[k]) <= CENTER_TOLERANCE for k in ("lat", "lng"))
+
+
+def _in_code(key: str, point: tuple, code: str) -> bool:
+    """Does code an agent ran carry a member: its name or code quoted, or its point's two numbers as the
+    tools gave them (a list pasted into the code)?"""
+    if f'"{key}"' in code or f"'{key}'" in code:
+        return True
+    return bool(point) and repr(point[0]) in code and repr(point[1]) in code
+
+
 def wide_reach(leg: Leg, trial: Trial) -> list[WideReach]:
     out = []
     for stop in leg.stops_of(WIDE):
@@ -86,6 +116,10 @@ def wide_reach(leg: Leg, trial: Trial) -> list[WideReach]:
         reached: set[str] = set()
         looked: set[str] = set()
         for call in trial.calls:
+            if call.tool in CODE_TOOLS:   # a whole list worked through in code: reached, not looked up one by one
+                code = " ".join(v for v in call.args.values() if isinstance(v, str))
+                reached |= {k for k in members if k in points and _in_code(k, points[k], code)}
+                continue
             text = json.dumps(call.args, ensure_ascii=False)
             named = {k for k in points if json.dumps(k, ensure_ascii=False) in text
                      or f'/wiki/{k.replace(" ", "_")}"' in text}
@@ -94,7 +128,7 @@ def wide_reach(leg: Leg, trial: Trial) -> list[WideReach]:
             looked |= named | pointed
             reached |= (named | pointed) & members
             for tool, args, ids in listings:
-                if call.tool == tool and args_match(args, call.args):
+                if call.tool == tool and (args_match(args, call.args) or _same_search(args, call.args)):
                     reached |= set(ids) & members
         out.append(WideReach(stop.index, stop.wide.domain, len(members), len(reached),
                              len(looked), len(looked & members)))
