@@ -155,12 +155,18 @@ def test_a_population_threshold_and_a_sum_collect_through_the_statistics(ctx):
     assert leg.stops[1].value == round(total)
 
 
-def test_airports_and_pages_collect_their_enumerated_sets(ctx):
+@pytest.fixture(scope="module")
+def airports_leg(ctx):
     found = ctx.toolbox.call("maps_geocode", {"address": "Lyon"}).data
     cands = wide.airport_candidates(ctx, found["lat"], found["lng"], 500)
     n, r = next((n, r) for n in range(6, 40) if (r := wide.radius_for([c.distance_km for c in cands], n)))
-    leg = _run(_leg(WideSpec("airports", "count", radius_km=r, members=sorted(c.key for c in cands[:n])), "Lyon",
-                    role="place"), ctx)
+    return _run(_leg(WideSpec("airports", "count", radius_km=r, members=sorted(c.key for c in cands[:n])), "Lyon",
+                     role="place"), ctx)
+
+
+def test_airports_and_pages_collect_their_enumerated_sets(ctx, airports_leg):
+    leg = airports_leg
+    n = len(leg.stops[1].wide.members)
     assert leg.stops[1].value == n and check_wide_sets(leg) == []
     members = wide.pages_with_word(ctx, "Sahara")
     assert len(members) == 27   # issue 33's count of opening texts holding the whole word
@@ -275,15 +281,36 @@ def test_a_list_worked_through_in_code_reaches_its_members_without_looking_them_
     assert reach[0].reached == 3 and reach[0].precision is None
 
 
-def test_an_airport_search_by_the_places_name_reaches_what_the_golden_page_lists(ctx):
-    found = ctx.toolbox.call("maps_geocode", {"address": "Lyon"}).data
-    cands = wide.airport_candidates(ctx, found["lat"], found["lng"], 500)
-    n, r = next((n, r) for n in range(6, 40) if (r := wide.radius_for([c.distance_km for c in cands], n)))
-    leg = _run(_leg(WideSpec("airports", "count", radius_km=r, members=sorted(c.key for c in cands[:n])), "Lyon",
-                    role="place"), ctx)
+def test_an_airport_search_by_the_places_name_reaches_what_the_golden_page_lists(airports_leg):
+    leg = airports_leg
+    n, r = len(leg.stops[1].wide.members), leg.stops[1].wide.radius_km
     def reach(args):
         return wide_reach(leg, Trial(trial_id="s", leg_id=leg.leg_id, agent="a", answer="1",
                                      calls=[ToolCall("maps_search_places", args)]))[0]
     assert reach({"query": "airports", "location": "Lyon", "radius_m": r * 1000}).reached == min(n, 20)
     assert reach({"query": "airport", "location": "Lyon", "radius_m": r * 500}).reached == 0   # half the radius
     assert reach({"query": "airport", "location": {"lat": 0.0, "lng": 0.0}, "radius_m": r * 1000}).reached == 0
+
+
+@pytest.mark.parametrize("place", ["Vienna", "Nairobi", "Denver"])
+def test_drawn_sets_keep_their_margins_and_hold_exactly_their_members(ctx, place):
+    """Every set the generator draws (any style) is what its definition picks from the candidates, with
+    no candidate on the radius's edge and no figure on the threshold's."""
+    import random
+    found = ctx.toolbox.call("maps_geocode", {"address": place}).data
+    lat, lng = found["lat"], found["lng"]
+    drawn = [wide._spec_countries(ctx, random.Random(s), lat, lng, (5, 30)) for s in range(4)] + \
+            [wide._spec_airports(ctx, random.Random(s), lat, lng, (5, 30)) for s in range(4)]
+    drawn = [d for d in drawn if d is not None]
+    assert {d.domain for d in drawn} == {"countries", "airports"}
+    for spec in drawn:
+        cands = (wide.country_candidates(ctx, lat, lng) if spec.domain == "countries" else
+                 wide.airport_candidates(ctx, lat, lng, 600))
+        inside = [c for c in cands if c.distance_km <= spec.radius_km]
+        margin = max(wide.EDGE_MARGIN * spec.radius_km, wide.EDGE_MARGIN_KM)
+        assert all(abs(c.distance_km - spec.radius_km) > margin for c in cands)
+        if spec.measure:
+            pad = (wide.ELEVATION_MARGIN if spec.measure == "elevation" else wide.FIGURE_MARGIN * spec.threshold)
+            assert all(abs(c.figure(spec.measure) - spec.threshold) >= pad * 0.99 for c in inside)
+            inside = [c for c in inside if c.figure(spec.measure) >= spec.threshold]
+        assert sorted(c.key for c in inside) == spec.members and 5 <= len(spec.members) <= 30

@@ -120,6 +120,26 @@ def pages_with_word(ctx: StageContext, word: str) -> list[str]:
     return memo[word]
 
 
+def _above_threshold(cands: list[Candidate], n: int, figure: str, max_radius: float, skip: frozenset[str],
+                     bounds) -> tuple[float, float, list[str]] | None:
+    """A radius holding the nearest m candidates (some m past n) and a round threshold on ``figure``
+    that exactly n of them reach, strictly inside ``bounds(lo, hi)`` (the figures either side of it, each
+    kept clear of it by the margin a tool's precision needs); no candidate of ``skip`` inside the radius."""
+    for m in range(n + 2, min(len(cands), 3 * n + 10)):
+        r = radius_for([c.distance_km for c in cands], m)
+        if r is None or r > max_radius or skip & {c.key for c in cands[:m]}:
+            continue
+        figures = sorted(c.figure(figure) for c in cands[:m])
+        inside = bounds(figures[m - n - 1], figures[m - n])
+        t = _nice_threshold(*inside) if inside else None
+        if t is None:
+            continue
+        members = sorted(c.key for c in cands[:m] if c.figure(figure) >= t)
+        if len(members) == n:
+            return r, t, members
+    return None
+
+
 def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
     cands = country_candidates(ctx, lat, lng)
     twins = twin_countries(ctx)
@@ -128,19 +148,12 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
     style = rng.choice(["count", "sum", "threshold"])
     for n in targets:
         if style == "threshold":   # the nearest m by capital, then those of them at least T people
-            for m in range(n + 3, min(len(cands), 3 * n + 10)):
-                r = radius_for([c.distance_km for c in cands], m)
-                if r is None or r > MAX_RADIUS_KM["countries"] or twins & {c.key for c in cands[:m]}:
-                    continue
-                figures = sorted(c.figure("population") for c in cands[:m])
-                lo, hi = figures[m - n - 1], figures[m - n]   # n members above the threshold
-                t = _nice_threshold(lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN))
-                if t is None:
-                    continue
-                members = sorted(c.key for c in cands[:m] if c.figure("population") >= t)
-                if len(members) == n:
-                    return WideSpec("countries", "count", radius_km=r, measure="population", threshold=t,
-                                    members=members)
+            found = _above_threshold(cands, n, "population", MAX_RADIUS_KM["countries"], twins,
+                                     lambda lo, hi: (lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN)))
+            if found:
+                r, t, members = found
+                return WideSpec("countries", "count", radius_km=r, measure="population", threshold=t,
+                                members=members)
             continue
         r = radius_for([c.distance_km for c in cands], n)
         if r is None or r > MAX_RADIUS_KM["countries"] or twins & {c.key for c in cands[:n]}:
@@ -161,20 +174,13 @@ def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> 
     rng.shuffle(targets)
     high = rng.random() < 0.5
     for n in targets:
-        if high:   # the airports within R whose ground lies at least E m high
-            for m in range(n + 2, min(len(cands), 3 * n + 10)):
-                r = radius_for([c.distance_km for c in cands], m)
-                if r is None or r > MAX_RADIUS_KM["airports"]:
-                    continue
-                levels = sorted(c.figure("elevation") for c in cands[:m])
-                lo, hi = levels[m - n - 1], levels[m - n]
-                e = _nice_threshold(lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None
-                if e is None:
-                    continue
-                members = sorted(c.key for c in cands[:m] if c.figure("elevation") >= e)
-                if len(members) == n:
-                    return WideSpec("airports", "count", radius_km=r, measure="elevation", threshold=e,
-                                    members=members)
+        if high:   # the airports within R whose ground lies at least E m high (none at or below sea level)
+            found = _above_threshold(cands, n, "elevation", MAX_RADIUS_KM["airports"], frozenset(),
+                                     lambda lo, hi: (lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None)
+            if found:
+                r, e, members = found
+                return WideSpec("airports", "count", radius_km=r, measure="elevation", threshold=e,
+                                members=members)
             continue
         r = radius_for([c.distance_km for c in cands], n)
         if r is None or r > MAX_RADIUS_KM["airports"]:
