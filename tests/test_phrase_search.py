@@ -85,14 +85,16 @@ def test_known_cases_and_ranking(tmp_path):
             ("Ray Charles", "singer", "Ray  Charles was a singer; ray-charles is a tag.", "Ray Charles Robinson"),
             ("U.S.A", "country", "The U.S. and the U.S.A differ.", None),
             ("İstanbul", "city", "ISTANBUL is big; ſtanbul is long s.", None),
-            ("Foo_bar", "x", "foo_bar and foo bar and foo -- bar and foo - - bar.", None)]
+            ("Foo_bar", "x", "foo_bar and foo bar and foo -- bar and foo - - bar.", None),
+            ("Dash", "", "qux - - zed, or qux ..zed", None)]
     engine = build(rows, tmp_path)
     for text, field, want in (("Sahara", "all", {1}), ("Sahara", "lead", {1}), ("Saharan plain", "all", {1}),
                               ("Ray Charles", "all", {2}), ("ray charles", "infobox", {2}), ("ray-charles", "lead", {2}),
                               ("Charles Robinson", "lead", set()), ("U.S.", "all", {3}), ("U.S.A", "lead", {3}),
                               ("istanbul", "all", {4}), ("İSTANBUL", "lead", {4}), ("stanbul", "lead", {4}),
                               ("foo_bar", "lead", {5}), ("foo -- bar", "lead", {5}), ("foo - bar", "lead", set()),
-                              ("- - bar.", "lead", {5}), ("edge, near", "lead", {1}), ("edge near", "lead", set()),
+                              ("- - bar.", "lead", {5}), ("qux -- zed", "lead", set()),
+                              ("qux - - zed", "lead", {6}), ("qux . . zed", "lead", set()), ("..zed", "lead", {6}), ("edge, near", "lead", {1}), ("edge near", "lead", set()),
                               ("Desert a", "all", set())):        # no phrase across two fields
         assert matched(engine, engine.phrase(text, field)) == want == expected(rows, text, field), (text, field)
     # over every field, a title match weighs ten times a lead match (each field's BM25 times its FTS5 weight)
