@@ -130,3 +130,52 @@ def test_an_index_of_an_older_layout_is_rebuilt_not_read(tmp_path):
     engine = TantivySearch.open_or_build(corpus_conn(rows), path, _TITLE_COLUMN_WEIGHTS)
     assert TantivySearch.current(path)
     assert matched(engine, engine.phrase("the sahara", "lead")) == {1}
+
+
+def test_the_store_ranks_a_phrase_as_the_stemmed_phrase_narrowed_by_the_pattern(tmp_path, monkeypatch):
+    """A large world's phrase: the matches, total and order of the old reading (the stemmed phrase's every
+    match, its text checked by ``phrase_pattern``, by (-BM25, title)), paged, with and without the rows read
+    with the count."""
+    import random
+    import re
+
+    from pipeline.snapshot import store as store_module
+    from pipeline.snapshot.store import SnapshotStore
+
+    rng = random.Random(3)
+    words = ["Nile", "nile", "river", "rivers", "the", "(Nile)", "Nile's", "Nile-river", "delta", "NILE", "river."]
+    rows = [(f"Page {i:02d} " + rng.choice(words), " ".join(rng.choices(words, k=rng.randint(0, 3))),
+             " ".join(rng.choices(words, k=rng.randint(1, 12))), rng.choice([None, "the Nile delta", "river"]))
+            for i in range(60)]
+    conn = sqlite3.connect(tmp_path / "pages.sqlite")
+    conn.executescript("""CREATE TABLE pages (id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE, json TEXT NOT NULL);
+        CREATE VIRTUAL TABLE pages_fts USING fts5(title, description, lead, infobox,
+                                                  tokenize = 'porter unicode61 remove_diacritics 2');""")
+    conn.executemany("INSERT INTO pages (id, title, json) VALUES (?, ?, '{}')", [(i + 1, r[0]) for i, r in enumerate(rows)])
+    conn.executemany("INSERT INTO pages_fts (rowid, title, description, lead, infobox) VALUES (?, ?, ?, ?, ?)",
+                     [(i + 1, *r) for i, r in enumerate(rows)])
+    conn.commit()
+    conn.close()
+    for name, value in (("IN_MEMORY_MAX_ROWS", 0), ("LARGE_WORLD_ENGINE", "tantivy"), ("_ENGINES", {}),
+                        ("_PAGINGS", {}), ("_SEARCHES", {}), ("_TABLES", {})):
+        monkeypatch.setattr(store_module, name, value)
+    store = SnapshotStore(tmp_path, {"hash": "phrase-test", "counts": {"pages": len(rows)}}, index_dir=tmp_path)
+    engine = store.large_search()
+    for first in (256, 2):
+        monkeypatch.setattr(store_module, "_PHRASE_FIRST", first)
+        for query in ("Nile river", "nile", "the Nile", "river", "Nile's", "(Nile)", "river.", "NILE delta"):
+            for field in ("all", "lead", "title"):
+                store_module._PAGINGS.clear()
+                text = " ".join(query.split())
+                stemmed = engine.query([w.lower() for w in re.findall(r"\w+", query)], phrase=True, field=field)
+                pattern = phrase_pattern(text)
+                columns = range(4) if field == "all" else (FIELDS.index(field),)
+                old = [(round(s, 6), t) for s, t, r in engine.top(stemmed, max(1, engine.count(stemmed)))
+                       if any(rows[r - 1][c] and pattern.search(rows[r - 1][c]) for c in columns)]
+                got, offset, total = [], 0, None
+                while offset is not None:
+                    page = store.search_page(query, offset, 3, mode="phrase", field=field, snippets=False)
+                    total = page["total"]
+                    got += [(h["score"], h["title"]) for h in page["results"]]
+                    offset = page["next_offset"]
+                assert got == old and total == len(old), (query, field, first)

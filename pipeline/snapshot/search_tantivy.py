@@ -253,20 +253,33 @@ class TantivySearch:
 
     def top(self, query, m: int) -> list[tuple[float, str, int]]:
         """The ``m`` best matches by (-score, title): (score, title, rowid)."""
+        return self.counted_top(query, m, count=False)[1]
+
+    def counted_top(self, query, m: int, count: bool = True) -> tuple[int | None, list[tuple[float, str, int]]]:
+        """The number of matches (None when not ``count``) and the ``m`` best by (-score, title), read in one
+        pass: a phrase query scores every match anyway, counting them costs no second pass."""
         if m <= 0:
-            return []
+            return (self.count(query) if count else None), []
         limit = m + _SLACK
         while True:
-            hits = self.searcher.search(query, limit, count=False).hits
+            found = self.searcher.search(query, limit, count=count)
+            hits = found.hits
             if len(hits) < limit or hits[-1][0] != hits[m - 1][0]:
                 break
             limit *= 2      # ties run past the slack: read on until the score changes
+        total = int(found.count) if count else None
         rows = []
         for score, address in hits:
             doc = self.searcher.doc(address)
             rows.append((float(score), doc["title"][0], int(doc["rowid"][0])))
         rows.sort(key=lambda r: (-r[0], r[1]))
-        return rows[:m]
+        return total, rows[:m]
+
+    @staticmethod
+    def within(query, only):
+        """``query``'s matches that ``only`` matches too, scored by ``query`` alone (``only`` adds 0.0)."""
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, query),
+                                            (tantivy.Occur.Must, tantivy.Query.const_score_query(only, 0.0))])
 
     def scores_of(self, query, rowids: list[int]) -> dict[int, float]:
         """The scores of the rows ``rowids`` that match ``query``."""

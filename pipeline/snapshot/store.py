@@ -57,6 +57,9 @@ LARGE_WORLD_ENGINE = "tantivy"
 # of a search read in one process (the MCP server) is a slice of the same order
 _PAGINGS: dict[tuple, _Ordering] = {}
 _PAGINGS_KEPT = 256
+# a large world's phrase: the best rows read with its count in one pass (a phrase's matches are all scored):
+# the pages to offset 200 of 10 results each without a second pass
+_PHRASE_FIRST = 256
 
 
 class _Ordering:
@@ -466,10 +469,11 @@ class SnapshotStore:
         return _Ordering(self._count(fts_query), fts_query, [], lambda m: self._top_in_sql(fts_query, m))
 
     def _paged_matches_large(self, query: str, words: list[str], mode: str, field: str, scope: str) -> _Ordering:
-        """``_paged_matches`` in a large world: tantivy's matches and ranking. A phrase is a query on the index's
-        exact fields, which match where ``phrase_pattern`` does (``TantivySearch.phrase``): total and matches
-        exact, ranked by their BM25 (each field's times its weight); a query the exact fields cannot answer
-        (a ``risky`` character) is the stemmed phrase narrowed by the pattern, every candidate's text read."""
+        """``_paged_matches`` in a large world: tantivy's matches and ranking. A phrase is its stemmed phrase
+        narrowed by the exact whole-word pattern, as in a small world: the narrowing is a query on the index's
+        exact fields, which match where ``phrase_pattern`` does (``TantivySearch.phrase``), so no candidate's
+        text is read; the count and the ranking (the stemmed phrase's BM25) are tantivy's. A query the exact
+        fields cannot answer (a ``risky`` character) reads every candidate's text and checks the pattern."""
         engine = self.large_search()
         lower = [w.lower() for w in words]
         if mode == "words":
@@ -478,11 +482,15 @@ class SnapshotStore:
         if mode == "phrase":
             text = " ".join((query or "").split())
             fts_query = scope + '"' + text.replace('"', '""') + '"'
+            stemmed = engine.query(lower, phrase=True, field=field)
             exact = engine.phrase(text, field)
-            if exact is not None:
-                return _Ordering(engine.count(exact), fts_query, [],
-                                 lambda m: [(round(s, 6), t, r) for s, t, r in engine.top(exact, m)])
-            candidates = self._all_matches(engine, engine.query(lower, phrase=True, field=field))
+            if exact is not None:   # the pattern's matches among the stemmed phrase's, ranked by the latter
+                both = engine.within(stemmed, exact)
+                total, best = engine.counted_top(both, _PHRASE_FIRST)
+                best = [(round(s, 6), t, r) for s, t, r in best]
+                return _Ordering(total, fts_query, [], lambda m: best[:m] if m <= len(best) or len(best) == total
+                                 else [(round(s, 6), t, r) for s, t, r in engine.top(both, m)])
+            candidates = self._all_matches(engine, stemmed)
             pattern = phrase_pattern(text)
             columns = _FTS_COLUMNS if field == "all" else (field,)
             texts = self._texts_of([r for _, _, r in candidates], columns)
