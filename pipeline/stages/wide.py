@@ -14,6 +14,8 @@ import random
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from pipeline.execute import WIDE_FIGURE_UNIT
 from pipeline.model import WIDE, Stop, WideSpec
 from pipeline.stages.base import StageContext
@@ -60,50 +62,67 @@ def radius_for(distances: list[float], n: int) -> float | None:
     if n < 1 or n >= len(distances):
         return None
     inner, outer = distances[n - 1], distances[n]
+
+    def fits(cand: float) -> bool:
+        margin = max(EDGE_MARGIN * cand, EDGE_MARGIN_KM)
+        return (cand >= 1 and inner < cand - margin and outer > cand + margin
+                and any(abs(d - cand) <= NEAR_EDGE * cand for d in (inner, outer)))
     for step in (500, 250, 100, 50, 25, 10, 5):   # the roundest radius that keeps both margins
-        cand = math.floor(outer / step) * step
-        while cand > inner and cand >= step:
-            margin = max(EDGE_MARGIN * cand, EDGE_MARGIN_KM)
-            if inner < cand - margin and outer > cand + margin and \
-                    any(abs(d - cand) <= NEAR_EDGE * cand for d in (inner, outer)):
+        # the largest multiple clear of the outer candidate; failing only the near-edge rule, the largest
+        # that is near the inner one (every multiple between them fails the same way)
+        top = math.floor(min(outer / (1 + EDGE_MARGIN), outer - EDGE_MARGIN_KM) / step) * step
+        for cand in (top, top - step, math.floor(inner / (1 - NEAR_EDGE) / step) * step):
+            if 0 < cand <= top and fits(cand):
                 return float(cand)
-            cand -= step
     return None
 
 
 def country_candidates(ctx: StageContext, lat: float, lng: float) -> list[Candidate]:
     """Every country of the statistics with its capital's distance from a point and its figures, read
     from the world's data (not through the tools), nearest first."""
-    gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir)
-    by_iso = gaz.countries.by_iso2
-    out = []
-    for c in gaz.country_list():
-        stats = by_iso[c.iso2]
-        out.append(Candidate(c.name, haversine_km(lat, lng, c.lat, c.lng),
-                             (("population", float(stats.population)), ("area", float(stats.area_km2)))))
+    out = [Candidate(name, haversine_km(lat, lng, clat, clng), figures) for name, clat, clng, figures in _countries(ctx)]
     return sorted(out, key=lambda c: (c.distance_km, c.key))
+
+
+def _countries(ctx: StageContext) -> list[tuple[str, float, float, tuple]]:
+    """The statistics' countries with their capitals' points and figures, read once per context."""
+    memo = ctx._memo
+    if "wide_countries" not in memo:
+        gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir)
+        by_iso = gaz.countries.by_iso2
+        memo["wide_countries"] = [
+            (c.name, c.lat, c.lng, (("population", float(by_iso[c.iso2].population)),
+                                    ("area", float(by_iso[c.iso2].area_km2)))) for c in gaz.country_list()]
+    return memo["wide_countries"]
 
 
 def twin_countries(ctx: StageContext) -> frozenset[str]:
     """Countries of the statistics that share their capital's point with another listed one ("Serbia and
     Montenegro" beside Serbia): a reader may count the old state or not (blind race 34, R25), so no
     wide set holds one."""
-    gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir)
     at: dict[tuple[float, float], list[str]] = {}
-    for c in gaz.country_list():
-        at.setdefault((round(c.lat, 3), round(c.lng, 3)), []).append(c.name)
+    for name, lat, lng, _ in _countries(ctx):
+        at.setdefault((round(lat, 3), round(lng, 3)), []).append(name)
     return frozenset(n for names in at.values() if len(names) > 1 for n in names)
+
+
+def _airports(ctx: StageContext) -> tuple[list, np.ndarray]:
+    """The airport list and its latitudes, read once per context (a wide stop is drawn many times a run)."""
+    memo = ctx._memo
+    if "wide_airports" not in memo:
+        listed = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir).iata_airports()
+        memo["wide_airports"] = (listed, np.array([a.lat for a in listed]))
+    return memo["wide_airports"]
 
 
 def airport_candidates(ctx: StageContext, lat: float, lng: float, radius_km: float) -> list[Candidate]:
     """Every IATA airport within ``radius_km`` of a point with its ground elevation (the grid the
     elevation tool reads), from the airport list directly, nearest first."""
-    gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir)
+    listed, lats = _airports(ctx)
     grid = elevation_grid()
     out = []
-    for a in gaz.iata_airports():
-        if abs(a.lat - lat) > radius_km / 100:   # a degree of latitude is over 110 km
-            continue
+    for k in np.flatnonzero(np.abs(lats - lat) <= radius_km / 100):   # a degree of latitude is over 110 km
+        a = listed[k]
         d = haversine_km(lat, lng, a.lat, a.lng)
         if d <= radius_km:
             out.append(Candidate(a.iata, d, (("elevation", float(grid.elevation_m(a.lat, a.lng))),)))
@@ -125,8 +144,9 @@ def _above_threshold(cands: list[Candidate], n: int, figure: str, max_radius: fl
     """A radius holding the nearest m candidates (some m past n) and a round threshold on ``figure``
     that exactly n of them reach, strictly inside ``bounds(lo, hi)`` (the figures either side of it, each
     kept clear of it by the margin a tool's precision needs); no candidate of ``skip`` inside the radius."""
+    distances = [c.distance_km for c in cands]
     for m in range(n + 2, min(len(cands), 3 * n + 10)):
-        r = radius_for([c.distance_km for c in cands], m)
+        r = radius_for(distances, m)
         if r is None or r > max_radius or skip & {c.key for c in cands[:m]}:
             continue
         figures = sorted(c.figure(figure) for c in cands[:m])
@@ -142,6 +162,7 @@ def _above_threshold(cands: list[Candidate], n: int, figure: str, max_radius: fl
 
 def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
     cands = country_candidates(ctx, lat, lng)
+    distances = [c.distance_km for c in cands]
     twins = twin_countries(ctx)
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
@@ -155,7 +176,7 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
                 return WideSpec("countries", "count", radius_km=r, measure="population", threshold=t,
                                 members=members)
             continue
-        r = radius_for([c.distance_km for c in cands], n)
+        r = radius_for(distances, n)
         if r is None or r > MAX_RADIUS_KM["countries"] or twins & {c.key for c in cands[:n]}:
             continue
         members = sorted(c.key for c in cands[:n])
@@ -170,6 +191,7 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
 
 def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
     cands = airport_candidates(ctx, lat, lng, MAX_RADIUS_KM["airports"] * (1 + EDGE_MARGIN))
+    distances = [c.distance_km for c in cands]
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
     high = rng.random() < 0.5
@@ -182,7 +204,7 @@ def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> 
                 return WideSpec("airports", "count", radius_km=r, measure="elevation", threshold=e,
                                 members=members)
             continue
-        r = radius_for([c.distance_km for c in cands], n)
+        r = radius_for(distances, n)
         if r is None or r > MAX_RADIUS_KM["airports"]:
             continue
         return WideSpec("airports", "count", radius_km=r, members=sorted(c.key for c in cands[:n]))
