@@ -9,6 +9,7 @@ population within ``FIGURE_MARGIN`` of it), and so that memory cannot decide the
 candidate lies close to the radius (within ``NEAR_EDGE``), so only the tools' figures tell it."""
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
@@ -134,19 +135,23 @@ def pages_with_word(ctx: StageContext, word: str) -> list[str]:
     page's opening text: the search index is what the tools read, so it is not read here."""
     memo = ctx._memo.setdefault("wide_pages", {})
     if word not in memo:
+        if "wide_leads" not in ctx._memo:   # every opening text, read once per context (lower-cased beside it)
+            ctx._memo["wide_leads"] = [(t, lead, lead.lower()) for t, lead in ctx.store.leads() if lead]
         pattern = re.compile(r"(?<![^\W_])" + r"\s+".join(map(re.escape, word.split())) + r"(?![^\W_])", re.IGNORECASE)
-        memo[word] = sorted(t for t, lead in ctx.store.leads() if lead and pattern.search(lead))
+        first = word.split()[0].lower() if word.split() else ""
+        # a text without the word's first part cannot hold the word (a quick filter before the pattern; a
+        # text it wrongly skipped would make the golden collection find an extra member and fail the stop)
+        memo[word] = sorted(t for t, lead, low in ctx._memo["wide_leads"] if first in low and pattern.search(lead))
     return memo[word]
 
 
 def _above_threshold(cands: list[Candidate], n: int, figure: str, max_radius: float, skip: frozenset[str],
-                     bounds) -> tuple[float, float, list[str]] | None:
+                     bounds, radius_at) -> tuple[float, float, list[str]] | None:
     """A radius holding the nearest m candidates (some m past n) and a round threshold on ``figure``
     that exactly n of them reach, strictly inside ``bounds(lo, hi)`` (the figures either side of it, each
     kept clear of it by the margin a tool's precision needs); no candidate of ``skip`` inside the radius."""
-    distances = [c.distance_km for c in cands]
     for m in range(n + 2, min(len(cands), 3 * n + 10)):
-        r = radius_for(distances, m)
+        r = radius_at(m)
         if r is None or r > max_radius or skip & {c.key for c in cands[:m]}:
             continue
         figures = sorted(c.figure(figure) for c in cands[:m])
@@ -163,6 +168,7 @@ def _above_threshold(cands: list[Candidate], n: int, figure: str, max_radius: fl
 def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
     cands = country_candidates(ctx, lat, lng)
     distances = [c.distance_km for c in cands]
+    radius_at = functools.lru_cache(maxsize=None)(lambda m: radius_for(distances, m))   # one radius per count
     twins = twin_countries(ctx)
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
@@ -170,13 +176,13 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
     for n in targets:
         if style == "threshold":   # the nearest m by capital, then those of them at least T people
             found = _above_threshold(cands, n, "population", MAX_RADIUS_KM["countries"], twins,
-                                     lambda lo, hi: (lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN)))
+                                     lambda lo, hi: (lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN)), radius_at)
             if found:
                 r, t, members = found
                 return WideSpec("countries", "count", radius_km=r, measure="population", threshold=t,
                                 members=members)
             continue
-        r = radius_for(distances, n)
+        r = radius_at(n)
         if r is None or r > MAX_RADIUS_KM["countries"] or twins & {c.key for c in cands[:n]}:
             continue
         members = sorted(c.key for c in cands[:n])
@@ -192,19 +198,21 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
 def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
     cands = airport_candidates(ctx, lat, lng, MAX_RADIUS_KM["airports"] * (1 + EDGE_MARGIN))
     distances = [c.distance_km for c in cands]
+    radius_at = functools.lru_cache(maxsize=None)(lambda m: radius_for(distances, m))
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
     high = rng.random() < 0.5
     for n in targets:
         if high:   # the airports within R whose ground lies at least E m high (none at or below sea level)
             found = _above_threshold(cands, n, "elevation", MAX_RADIUS_KM["airports"], frozenset(),
-                                     lambda lo, hi: (lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None)
+                                     lambda lo, hi: (lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None,
+                                     radius_at)
             if found:
                 r, e, members = found
                 return WideSpec("airports", "count", radius_km=r, measure="elevation", threshold=e,
                                 members=members)
             continue
-        r = radius_for(distances, n)
+        r = radius_at(n)
         if r is None or r > MAX_RADIUS_KM["airports"]:
             continue
         return WideSpec("airports", "count", radius_km=r, members=sorted(c.key for c in cands[:n]))
