@@ -165,6 +165,16 @@ def _above_threshold(cands: list[Candidate], n: int, figure: str, max_radius: fl
     return None
 
 
+def _threshold_spec(domain: str, measure: str, cands: list[Candidate], n: int, skip: frozenset[str], radius_at,
+                    bounds) -> WideSpec | None:
+    """A count of the candidates within a radius whose ``measure`` reaches a threshold (``_above_threshold``)."""
+    found = _above_threshold(cands, n, measure, MAX_RADIUS_KM[domain], skip, bounds, radius_at)
+    if found is None:
+        return None
+    r, t, members = found
+    return WideSpec(domain, "count", radius_km=r, measure=measure, threshold=t, members=members)
+
+
 def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
     cands = country_candidates(ctx, lat, lng)
     distances = [c.distance_km for c in cands]
@@ -175,12 +185,10 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
     style = rng.choice(["count", "sum", "threshold"])
     for n in targets:
         if style == "threshold":   # the nearest m by capital, then those of them at least T people
-            found = _above_threshold(cands, n, "population", MAX_RADIUS_KM["countries"], twins,
-                                     lambda lo, hi: (lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN)), radius_at)
-            if found:
-                r, t, members = found
-                return WideSpec("countries", "count", radius_km=r, measure="population", threshold=t,
-                                members=members)
+            spec = _threshold_spec("countries", "population", cands, n, twins, radius_at,
+                                   lambda lo, hi: (lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN)))
+            if spec:
+                return spec
             continue
         r = radius_at(n)
         if r is None or r > MAX_RADIUS_KM["countries"] or twins & {c.key for c in cands[:n]}:
@@ -204,13 +212,10 @@ def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> 
     high = rng.random() < 0.5
     for n in targets:
         if high:   # the airports within R whose ground lies at least E m high (none at or below sea level)
-            found = _above_threshold(cands, n, "elevation", MAX_RADIUS_KM["airports"], frozenset(),
-                                     lambda lo, hi: (lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None,
-                                     radius_at)
-            if found:
-                r, e, members = found
-                return WideSpec("airports", "count", radius_km=r, measure="elevation", threshold=e,
-                                members=members)
+            spec = _threshold_spec("airports", "elevation", cands, n, frozenset(), radius_at,
+                                   lambda lo, hi: (lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None)
+            if spec:
+                return spec
             continue
         r = radius_at(n)
         if r is None or r > MAX_RADIUS_KM["airports"]:
