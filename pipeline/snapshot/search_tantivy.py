@@ -37,6 +37,7 @@ is rebuilt, never read.
 """
 from __future__ import annotations
 
+import _sre  # the regex engine's own case tables: the exact fields fold case as re.IGNORECASE does
 import functools
 import itertools
 import os
@@ -45,6 +46,7 @@ import shutil
 import sqlite3
 import threading
 from pathlib import Path
+from re import _compiler
 
 import tantivy
 
@@ -71,9 +73,6 @@ def _fold_tables() -> tuple[dict[int, int], frozenset[str]]:
     """How ``re.IGNORECASE`` compares characters, as a per-character fold (translate table of the characters
     it changes), and the ``risky`` characters whose fold does not say it: a character of a fold class whose
     members are not all letters/digits, or not all white space, or that ``re`` does not match one to one."""
-    import _sre
-    from re import _compiler
-
     fixes = _compiler._EXTRA_CASES
     top = 0x110000
 
