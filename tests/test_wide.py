@@ -314,3 +314,12 @@ def test_drawn_sets_keep_their_margins_and_hold_exactly_their_members(ctx, place
             assert all(abs(c.figure(spec.measure) - spec.threshold) >= pad * 0.99 for c in inside)
             inside = [c for c in inside if c.figure(spec.measure) >= spec.threshold]
         assert sorted(c.key for c in inside) == spec.members and 5 <= len(spec.members) <= 30
+
+
+def test_no_page_set_over_a_word_that_members_hold_inside_a_longer_name(ctx):
+    """"Guinea" is a whole word of "Papua New Guinea": the clue's literal reading counts such pages, a reader
+    meaning the country would not; the generator asks no such word ("Bhutan" stays)."""
+    assert wide._spec_pages(ctx, "Guinea", (5, 60)) is None
+    assert wide._spec_pages(ctx, "Chad", (5, 60)) is None          # Lake Chad
+    spec = wide._spec_pages(ctx, "Bhutan", (5, 60))
+    assert spec is not None and spec.members == wide.pages_with_word(ctx, "Bhutan")

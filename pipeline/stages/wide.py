@@ -137,7 +137,7 @@ def pages_with_word(ctx: StageContext, word: str) -> list[str]:
     if word not in memo:
         if "wide_leads" not in ctx._memo:   # every opening text, read once per context (lower-cased beside it)
             ctx._memo["wide_leads"] = [(t, lead, lead.lower()) for t, lead in ctx.store.leads() if lead]
-        pattern = re.compile(r"(?<![^\W_])" + r"\s+".join(map(re.escape, word.split())) + r"(?![^\W_])", re.IGNORECASE)
+        pattern = _word_pattern(word)
         first = word.split()[0].lower() if word.split() else ""
         # a text without the word's first part cannot hold the word (a quick filter before the pattern; a
         # text it wrongly skipped would make the golden collection find an extra member and fail the stop)
@@ -228,9 +228,29 @@ def _spec_pages(ctx, word: str, size: tuple[int, int]) -> WideSpec | None:
     if len(ctx.store) > PAGE_SCAN_MAX or len(word) < 4:
         return None
     members = pages_with_word(ctx, word)
-    if not size[0] <= len(members) <= size[1]:
+    if not size[0] <= len(members) <= size[1] or _inside_longer_names(ctx, word, members):
         return None
     return WideSpec("pages", "count", word=word, members=members)
+
+
+def _inside_longer_names(ctx: StageContext, word: str, members: list[str]) -> bool:
+    """Does a member's opening text hold the word only as part of a longer name the world has a page for
+    ("Guinea" in "Papua New Guinea", "Sahara" in "Western Sahara")? The clue's "as a whole word" counts
+    it; a reader who means the place the earlier clue found would not (issue 34's note), so such a word
+    gives no page set."""
+    memo = ctx._memo.setdefault("wide_inside", {})
+    if word not in memo:
+        pattern = _word_pattern(word)
+        longer = [t for t in ctx.store.titles() if t != word and len(t) > len(word) and pattern.search(t)]
+        leads = {t: lead for t, lead, _ in ctx._memo["wide_leads"]} if longer else {}
+        named = [_word_pattern(t) for t in longer]
+        memo[word] = any(p.search(leads[m]) for m in members for p in named)
+    return memo[word]
+
+
+def _word_pattern(word: str) -> re.Pattern:
+    """``word`` as whole words, case aside (``web_search``'s phrase mode)."""
+    return re.compile(r"(?<![^\W_])" + r"\s+".join(map(re.escape, word.split())) + r"(?![^\W_])", re.IGNORECASE)
 
 
 def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, level: str) -> list[tuple[int, Stop]]:
