@@ -445,7 +445,6 @@ WIDE_LIST_PAGE = 50       # countries_list page the collection reads (a page sta
 WIDE_SEARCH_PAGE = 50     # web_search results per page while paging through every match
 DISTANCE_BATCH = 100      # destinations per great-circle distance matrix call (the tool's most)
 ELEVATION_BATCH = 100     # locations per elevation call (the tool's most)
-WIDE_LOOKUPS = {"population": ("countries_population", "population"), "area": ("countries_area", "area_km2")}
 WIDE_FIGURE_UNIT = {"population": 1e6, "area": 1e3}   # a sum of populations in millions, of areas in thousands of km2
 
 
@@ -494,7 +493,7 @@ def collect_wide(spec: WideSpec, given: Any, call: Callable[[str, dict], dict]) 
         needed = [m for m in (spec.measure, spec.figure) if m]
         for name in near:
             for measure in dict.fromkeys(needed):
-                tool, path = WIDE_LOOKUPS[measure]
+                [(tool, path)] = MEASURE_LOOKUPS[measure]   # the choice hops' look-ups: one call a figure
                 figures.setdefault(name, {})[measure] = float(get_path(call(tool, {"country": name}), path))
         members = sorted(n for n in near if not spec.measure or figures[n][spec.measure] >= spec.threshold)
         return WideFind(members, {n: figures[n][spec.figure] for n in members} if spec.figure else {})

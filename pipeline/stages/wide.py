@@ -12,13 +12,13 @@ from __future__ import annotations
 import functools
 import math
 import random
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from pipeline.execute import WIDE_FIGURE_UNIT
 from pipeline.model import WIDE, Stop, WideSpec
+from pipeline.snapshot.store import phrase_pattern
 from pipeline.stages.base import StageContext
 from pipeline.world.elevation import elevation_grid
 from pipeline.world.gazetteer import gazetteer
@@ -137,7 +137,7 @@ def pages_with_word(ctx: StageContext, word: str) -> list[str]:
     if word not in memo:
         if "wide_leads" not in ctx._memo:   # every opening text, read once per context (lower-cased beside it)
             ctx._memo["wide_leads"] = [(t, lead, lead.lower()) for t, lead in ctx.store.leads() if lead]
-        pattern = _word_pattern(word)
+        pattern = phrase_pattern(word)
         first = word.split()[0].lower() if word.split() else ""
         # a text without the word's first part cannot hold the word (a quick filter before the pattern; a
         # text it wrongly skipped would make the golden collection find an extra member and fail the stop)
@@ -240,17 +240,13 @@ def _inside_longer_names(ctx: StageContext, word: str, members: list[str]) -> bo
     gives no page set."""
     memo = ctx._memo.setdefault("wide_inside", {})
     if word not in memo:
-        pattern = _word_pattern(word)
+        pattern = phrase_pattern(word)
         longer = [t for t in ctx.store.titles() if t != word and len(t) > len(word) and pattern.search(t)]
         leads = {t: lead for t, lead, _ in ctx._memo["wide_leads"]} if longer else {}
-        named = [_word_pattern(t) for t in longer]
+        named = [phrase_pattern(t) for t in longer]
         memo[word] = any(p.search(leads[m]) for m in members for p in named)
     return memo[word]
 
-
-def _word_pattern(word: str) -> re.Pattern:
-    """``word`` as whole words, case aside (``web_search``'s phrase mode)."""
-    return re.compile(r"(?<![^\W_])" + r"\s+".join(map(re.escape, word.split())) + r"(?![^\W_])", re.IGNORECASE)
 
 
 def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, level: str) -> list[tuple[int, Stop]]:
