@@ -278,6 +278,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if (_country_doubt(sentence, said, kind) or _qualified_elsewhere(sentence, said, target)
                         or _in_compound(sentence, said, page, ctx) or _among_regions(sentence, said, kind)):
                     continue
+                if page_anchors(page, ctx).get(said) != title and named_otherwise(sentence, said, kind, page):
+                    continue   # "the story of Santiago, an aging fisherman": a person, not the city (issue 34)
                 alike = [t for t, p in pages.items()
                          if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
                 if (any(_area_mention(sentence, mentions[t]) for t in alike)
@@ -408,6 +410,138 @@ def _unpaged_names(sentence: str, paged: set[str], ctx: StageContext) -> list[st
                 out.append(name)
     return out
 
+
+
+# ---- a name the sentence says is a person's, an animal's, a vessel's or a work's (issue 34) ----------------
+# "It tells the story of Santiago, an aging fisherman, ..." (The Old Man and the Sea) names no city, though
+# the snapshot's page "Santiago" is Chile's capital: a page without links offers no link to say which
+# Santiago, so the sentence's own words must. ``named_otherwise`` reads what a careful reader reads.
+_PEOPLE_NOUNS_WORDS = """
+man woman boy girl child son daughter father mother wife husband brother sister friend companion lover
+hero heroine protagonist antagonist character narrator servant slave hunter shepherd student teacher
+professor doctor lawyer judge officer captain detective orphan widow widower prophet saint god goddess
+deity navigator explorer farmer merchant soldier sailor priest monk nun knight warrior peasant apostle
+disciple preacher missionary bishop cardinal archbishop duke duchess count countess earl baron lord lady
+heir successor ancestor descendant founder mentor pupil apprentice teenager villain wizard witch hermit beggar thief pirate outlaw spy agent veteran rival cousin uncle aunt nephew niece grandson
+granddaughter grandfather grandmother princess actress empress heiress hostess poetess priestess
+sorceress mistress waitress stewardess baroness
+"""
+_ANIMAL_NOUNS_WORDS = """
+dog cat horse mare stallion bird parrot mouse duck bear lion tiger elephant whale shark dolphin pig cow
+bull goat sheep rabbit fox wolf monkey ape donkey mule camel dragon
+"""
+_VESSEL_NOUNS_WORDS = """
+ship vessel boat steamer steamship liner frigate schooner yacht submarine battleship cruiser destroyer
+carrier galleon ferry warship tanker sloop brig clipper airship aircraft spacecraft spaceship locomotive
+"""
+_WORK_NOUNS_WORDS = """
+film movie novel novella book album song single play opera poem series epic musical painting sculpture
+symphony ballet story sitcom manga comic soundtrack documentary miniseries mixtape drama comedy tragedy
+trilogy saga sonnet hymn anthem concerto oratorio cantata sonata memoir biography essay treatise
+"""
+PEOPLE_NOUNS = PERSON_WORDS | frozenset(_PEOPLE_NOUNS_WORDS.split())
+ANIMAL_NOUNS = frozenset(_ANIMAL_NOUNS_WORDS.split())
+VESSEL_NOUNS = frozenset(_VESSEL_NOUNS_WORDS.split())
+WORK_NOUNS = frozenset(_WORK_NOUNS_WORDS.split())
+# the kinds a place's page is asked by: a name of a place may be a person's too (Santiago, Jordan, Venus)
+PLACE_NOUNS = frozenset().union(*(kin(n) for n in ("city", "country", "region", "river", "lake", "sea", "mountain",
+                                                   "island"))) | {"desert", "valley", "forest", "state", "planet"}
+_PERSON_SUFFIX = re.compile(r"[a-z]{3,}(?:man|woman|ist)")   # fisherman, novelist (a lowercase head word)
+_NOT_PERSON_SUFFIX = frozenset(["german", "roman", "norman", "ottoman", "talisman", "persist", "insist", "assist",
+                                "resist", "consist"])
+# a verb only a person's subject takes ("Truth was born into slavery", Sojourner Truth's page; "Santiago
+# struggles"); no verb of speech or will, which a city or a company takes too ("Moscow said")
+_PERSON_VERB = re.compile(r"\s+(?:married|marries|died|dies|struggles|struggled|dreams|dreamed|dreamt|loves|loved|"
+                          r"fell in love|falls in love|befriends|befriended|fishes|fished|sings|sang|reali[sz]es|"
+                          r"reali[sz]ed|remembers|remembered|feels|felt|(?:is|was) born)\b")
+# ", an aging fisherman", ", the lesser bear": an appositive after the name, to its first preposition or clause
+_APPOSITIVE = re.compile(r",\s+(?:an?|the|his|her|their|its)\s+((?:[\w'’-]+\s+){0,4}?[\w'’-]+)(?=\s+(?:of|in|on|from|"
+                         r"for|at|by|who|whom|which|that|and|or|with|near|to|whose|where|when|born|based|located|"
+                         r"known|after|during|as)\b|\s*[,;:.()]|\s+[-–—]|$)")
+# words that place the name that follows: "in Santiago", "from ancient Mesopotamia", "to 15th-century Paris"
+_LOCATIVE = re.compile(r"\b(?:in|at|near|from|to|into|across|outside|around|within|through|towards?|off|between|"
+                       r"throughout|via|inside|onto)\s+(?:the\s+)?(?:[a-z0-9][\w-]*\s+){0,2}$", re.IGNORECASE)
+# nouns whose "of" names a person's doings, not a place ("the story of Santiago", "the life of ...")
+_NARRATIVE = frozenset(["story", "tale", "life", "legend", "adventures", "adventure", "exploits", "saga", "biography",
+                        "account", "death", "birth", "childhood", "youth", "marriage", "quest", "fate", "romance",
+                        "ballad", "memoirs", "diary", "letters", "tragedy"])
+
+
+def reading_of(word: str) -> str | None:
+    """What a noun says a thing is to a reader: "person" (fisherman, goddess, novelist), "animal", "vessel",
+    "work" (novel, film, song), else None (a place's word, or a word that says nothing of the kind)."""
+    w = word.lower()
+    if w in PEOPLE_NOUNS or (_PERSON_SUFFIX.fullmatch(w) is not None and w not in _NOT_PERSON_SUFFIX):
+        return "person"
+    return ("animal" if w in ANIMAL_NOUNS else "vessel" if w in VESSEL_NOUNS else "work" if w in WORK_NOUNS
+            else None)
+
+
+def is_work(page) -> bool:
+    """Is the page about a work: its short description's kind ("1952 novella by Ernest Hemingway") or its
+    infobox's ("book", "song", "film"; a "tennis biography" is a person's infobox, not a biography's)?"""
+    kind = kind_of(page.description)
+    infobox = set((page.infobox_type or "").lower().replace("_", " ").split()) - {"biography"}
+    return bool((kind and reading_of(noun_of(kind)) == "work") or WORK_NOUNS & infobox)
+
+
+def _makers(page) -> set[str]:
+    """The words of the name a work's description gives its maker by ("1952 novella by Ernest Hemingway",
+    "a song ... released in 1946 by Louis Jordan And His Tympany Five"): in a sentence of that page,
+    "Jordan" is the singer."""
+    if not is_work(page):
+        return set()
+    return {w for name in re.findall(r"\bby\s+((?:[A-Z][\w.'’-]*\s*)+)", page.description or "") for w in name.split()}
+
+
+def _placed(before: str, after: str) -> bool:
+    """Do the words around a name read it as a place: after a locative word ("in", "at", "near", "from",
+    "to": "in 15th-century Paris"), after "of" (not "the story of"), after a place's word ("the city
+    Santiago"), as the place qualifying another ("Copenhagen, Denmark"), or qualified by a country
+    ("Santiago, Chile")?"""
+    if _LOCATIVE.search(before) or re.search(r"[A-Z][\w.'’-]*,\s+$", before):
+        return True
+    prior = re.search(r"([A-Za-z-]+)\s+(of\s+)?(?:the\s+)?$", before)
+    if prior and (prior.group(1).lower() in PLACE_NOUNS | PLACE_EXTENSIONS
+                  or (prior.group(2) and prior.group(1).lower() not in _NARRATIVE)):
+        return True
+    qualifier = re.match(r",\s+([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)", after)
+    return qualifier is not None and country_known(qualifier.group(1))
+
+
+def named_otherwise(sentence: str, said: str, kind: str, page) -> bool:
+    """Does the sentence say that the name ``said`` (read by its title, not through a link) is a person's,
+    an animal's, a vessel's or a work's, so that a careful reader takes it for no thing of ``kind``?
+
+    * for any kind but a person's: the name is the subject of a verb only a person takes ("Santiago
+      struggles", "Truth was born into slavery");
+    * for a place's kind (a city, a country, a river, a planet ...):
+      - a noun of a person, an animal, a vessel or a work stands before it ("his pet dog Pluto", "the
+        goddess Venus", "the ship Santiago");
+      - or the page is a work's and the name is of its maker's ("Jordan's version" on a song its
+        description gives "by Louis Jordan And His Tympany Five");
+      - or, where nothing places it (``_placed``), an appositive follows whose head is such a noun
+        ("the story of Santiago, an aging fisherman, ...");
+      - or the page is a work's (``is_work``: The Old Man and the Sea is a novella) without links (a
+        lead-only page: a full article links what it means) and nothing places the name: in a story a
+        name is a character's until the sentence makes it a place ("set in Denmark", "published in
+        Paris", "Monroeville, Alabama")."""
+    m = compiled(rf"(?<![\w'’-]){re.escape(said)}(?![\w-])").search(sentence)
+    if m is None or reading_of(noun_of(kind)) == "person":
+        return False
+    before, after = sentence[:m.start()], sentence[m.end():]
+    if _PERSON_VERB.match(after):
+        return True
+    if noun_of(kind) not in PLACE_NOUNS:
+        return False
+    prior = re.search(r"([a-z][\w'-]*)\s+$", before)
+    if (prior and reading_of(prior.group(1))) or set(said.split()) <= _makers(page):
+        return True
+    if _placed(before, after):
+        return False
+    appositive = _APPOSITIVE.match(after)
+    head = [w for w in appositive.group(1).split() if re.fullmatch(r"[a-z][a-z'-]*", w)] if appositive else []
+    return bool(head and reading_of(head[-1])) or (is_work(page) and not page.links)
 
 # words after a place's name that leave it the place ("the Moscow region", "the Volga river")
 PLACE_EXTENSIONS = frozenset(["city", "area", "region", "border", "coast", "river", "lake", "valley", "basin", "delta", "bay", "harbour", "harbor", "port", "airport", "station", "province", "district", "county", "state", "metropolitan", "capital"])
