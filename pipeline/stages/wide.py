@@ -9,6 +9,7 @@ population within ``FIGURE_MARGIN`` of it), and so that memory cannot decide the
 candidate lies close to the radius (within ``NEAR_EDGE``), so only the tools' figures tell it."""
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import random
@@ -42,7 +43,10 @@ class Candidate:
     figures: tuple[tuple[str, float], ...] = ()
 
     def figure(self, name: str) -> float:
-        return dict(self.figures)[name]
+        for key, value in self.figures:   # a pair or two: no dict built per call (sorts call this often)
+            if key == name:
+                return value
+        raise KeyError(name)
 
 
 def _nice_threshold(lo: float, hi: float) -> float | None:
@@ -80,9 +84,14 @@ def radius_for(distances: list[float], n: int) -> float | None:
 
 def country_candidates(ctx: StageContext, lat: float, lng: float) -> list[Candidate]:
     """Every country of the statistics with its capital's distance from a point and its figures, read
-    from the world's data (not through the tools), nearest first."""
-    out = [Candidate(name, haversine_km(lat, lng, clat, clng), figures) for name, clat, clng, figures in _countries(ctx)]
-    return sorted(out, key=lambda c: (c.distance_km, c.key))
+    from the world's data (not through the tools), nearest first; kept per point for the context (a run
+    reaches the same capitals again and again)."""
+    memo = ctx._memo.setdefault("wide_country_candidates", {})
+    if (lat, lng) not in memo:
+        out = [Candidate(name, haversine_km(lat, lng, clat, clng), figures)
+               for name, clat, clng, figures in _countries(ctx)]
+        memo[(lat, lng)] = sorted(out, key=lambda c: (c.distance_km, c.key))
+    return memo[(lat, lng)]
 
 
 def _countries(ctx: StageContext) -> list[tuple[str, float, float, tuple]]:
@@ -118,7 +127,10 @@ def _airports(ctx: StageContext) -> tuple[list, np.ndarray]:
 
 def airport_candidates(ctx: StageContext, lat: float, lng: float, radius_km: float) -> list[Candidate]:
     """Every IATA airport within ``radius_km`` of a point with its ground elevation (the grid the
-    elevation tool reads), from the airport list directly, nearest first."""
+    elevation tool reads), from the airport list directly, nearest first; kept per point and radius."""
+    memo = ctx._memo.setdefault("wide_airport_candidates", {})
+    if (lat, lng, radius_km) in memo:
+        return memo[(lat, lng, radius_km)]
     listed, lats = _airports(ctx)
     grid = elevation_grid()
     out = []
@@ -127,7 +139,8 @@ def airport_candidates(ctx: StageContext, lat: float, lng: float, radius_km: flo
         d = haversine_km(lat, lng, a.lat, a.lng)
         if d <= radius_km:
             out.append(Candidate(a.iata, d, (("elevation", float(grid.elevation_m(a.lat, a.lng))),)))
-    return sorted(out, key=lambda c: (c.distance_km, c.key))
+    memo[(lat, lng, radius_km)] = sorted(out, key=lambda c: (c.distance_km, c.key))
+    return memo[(lat, lng, radius_km)]
 
 
 def pages_with_word(ctx: StageContext, word: str) -> list[str]:
@@ -135,26 +148,49 @@ def pages_with_word(ctx: StageContext, word: str) -> list[str]:
     page's opening text: the search index is what the tools read, so it is not read here."""
     memo = ctx._memo.setdefault("wide_pages", {})
     if word not in memo:
-        if "wide_leads" not in ctx._memo:   # every opening text, read once per context (lower-cased beside it)
-            ctx._memo["wide_leads"] = [(t, lead, lead.lower()) for t, lead in ctx.store.leads() if lead]
+        titles, leads, text, starts = _all_leads(ctx)
         pattern = phrase_pattern(word)
         first = word.split()[0].lower() if word.split() else ""
-        # a text without the word's first part cannot hold the word (a quick filter before the pattern; a
-        # text it wrongly skipped would make the golden collection find an extra member and fail the stop)
-        memo[word] = sorted(t for t, lead, low in ctx._memo["wide_leads"] if first in low and pattern.search(lead))
+        if not first:
+            return []
+        # the texts holding the word's first part, found in one lower-cased text of all (a quick filter
+        # before the pattern; a text it wrongly skipped would make the golden collection find an extra
+        # member and fail the stop)
+        holding, at = set(), text.find(first)
+        while at >= 0:
+            k = bisect.bisect_right(starts, at) - 1
+            holding.add(k)
+            at = text.find(first, starts[k + 1] if k + 1 < len(starts) else len(text))
+        memo[word] = sorted(titles[k] for k in holding if pattern.search(leads[k]))
     return memo[word]
 
 
+def _all_leads(ctx: StageContext) -> tuple[list[str], list[str], str, list[int]]:
+    """Every opening text, read once per context: titles, texts, their lower cases joined by a NUL (no
+    word runs across it) and where each starts in the join."""
+    if "wide_leads" not in ctx._memo:
+        pairs = [(t, lead) for t, lead in ctx.store.leads() if lead]
+        lowered = [lead.lower() for _, lead in pairs]
+        starts, at = [], 0
+        for low in lowered:
+            starts.append(at)
+            at += len(low) + 1
+        ctx._memo["wide_leads"] = ([t for t, _ in pairs], [lead for _, lead in pairs], "\0".join(lowered), starts)
+    return ctx._memo["wide_leads"]
+
+
 def _above_threshold(cands: list[Candidate], n: int, figure: str, max_radius: float, skip: frozenset[str],
-                     bounds, radius_at) -> tuple[float, float, list[str]] | None:
+                     bounds, radius_at, figures_at) -> tuple[float, float, list[str]] | None:
     """A radius holding the nearest m candidates (some m past n) and a round threshold on ``figure``
     that exactly n of them reach, strictly inside ``bounds(lo, hi)`` (the figures either side of it, each
-    kept clear of it by the margin a tool's precision needs); no candidate of ``skip`` inside the radius."""
-    for m in range(n + 2, min(len(cands), 3 * n + 10)):
+    kept clear of it by the margin a tool's precision needs); no candidate of ``skip`` inside the radius.
+    ``figures_at(m)``: the nearest m candidates' figures, sorted (shared by every n a stop tries)."""
+    first_skipped = next((k for k, c in enumerate(cands) if c.key in skip), len(cands))
+    for m in range(n + 2, min(len(cands), 3 * n + 10, first_skipped + 1)):
         r = radius_at(m)
-        if r is None or r > max_radius or skip & {c.key for c in cands[:m]}:
+        if r is None or r > max_radius:
             continue
-        figures = sorted(c.figure(figure) for c in cands[:m])
+        figures = figures_at(m)
         inside = bounds(figures[m - n - 1], figures[m - n])
         t = _nice_threshold(*inside) if inside else None
         if t is None:
@@ -166,13 +202,18 @@ def _above_threshold(cands: list[Candidate], n: int, figure: str, max_radius: fl
 
 
 def _threshold_spec(domain: str, measure: str, cands: list[Candidate], n: int, skip: frozenset[str], radius_at,
-                    bounds) -> WideSpec | None:
+                    bounds, figures_at) -> WideSpec | None:
     """A count of the candidates within a radius whose ``measure`` reaches a threshold (``_above_threshold``)."""
-    found = _above_threshold(cands, n, measure, MAX_RADIUS_KM[domain], skip, bounds, radius_at)
+    found = _above_threshold(cands, n, measure, MAX_RADIUS_KM[domain], skip, bounds, radius_at, figures_at)
     if found is None:
         return None
     r, t, members = found
     return WideSpec(domain, "count", radius_km=r, measure=measure, threshold=t, members=members)
+
+
+def _figures_at(cands: list[Candidate], figure: str):
+    """``figures_at`` of ``_above_threshold``: the nearest m candidates' ``figure`` sorted, once per m."""
+    return functools.lru_cache(maxsize=None)(lambda m: sorted(c.figure(figure) for c in cands[:m]))
 
 
 def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
@@ -183,10 +224,11 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
     style = rng.choice(["count", "sum", "threshold"])
+    figures_at = _figures_at(cands, "population")
     for n in targets:
         if style == "threshold":   # the nearest m by capital, then those of them at least T people
             spec = _threshold_spec("countries", "population", cands, n, twins, radius_at,
-                                   lambda lo, hi: (lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN)))
+                                   lambda lo, hi: (lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN)), figures_at)
             if spec:
                 return spec
             continue
@@ -210,10 +252,12 @@ def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> 
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
     high = rng.random() < 0.5
+    figures_at = _figures_at(cands, "elevation")
     for n in targets:
         if high:   # the airports within R whose ground lies at least E m high (none at or below sea level)
             spec = _threshold_spec("airports", "elevation", cands, n, frozenset(), radius_at,
-                                   lambda lo, hi: (lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None)
+                                   lambda lo, hi: (lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None,
+                                   figures_at)
             if spec:
                 return spec
             continue
@@ -241,8 +285,13 @@ def _inside_longer_names(ctx: StageContext, word: str, members: list[str]) -> bo
     memo = ctx._memo.setdefault("wide_inside", {})
     if word not in memo:
         pattern = phrase_pattern(word)
-        longer = [t for t in ctx.store.titles() if t != word and len(t) > len(word) and pattern.search(t)]
-        leads = {t: lead for t, lead, _ in ctx._memo["wide_leads"]} if longer else {}
+        if "wide_titles" not in ctx._memo:   # every title with its lower case, read once per context
+            ctx._memo["wide_titles"] = [(t, t.lower()) for t in ctx.store.titles()]
+        low = " ".join(word.split()).lower()   # a quick filter before the pattern, as in pages_with_word
+        longer = [t for t, t_low in ctx._memo["wide_titles"]
+                  if len(t) > len(word) and low in t_low and pattern.search(t)]
+        titles, texts, _, _ = _all_leads(ctx)
+        leads = dict(zip(titles, texts)) if longer else {}
         named = [phrase_pattern(t) for t in longer]
         memo[word] = any(p.search(leads[m]) for m in members for p in named)
     return memo[word]
