@@ -445,7 +445,8 @@ WIDE_LIST_PAGE = 50       # countries_list page the collection reads (a page sta
 WIDE_SEARCH_PAGE = 50     # web_search results per page while paging through every match
 DISTANCE_BATCH = 100      # destinations per great-circle distance matrix call (the tool's most)
 ELEVATION_BATCH = 100     # locations per elevation call (the tool's most)
-WIDE_FIGURE_UNIT = {"population": 1e6, "area": 1e3}   # a sum of populations in millions, of areas in thousands of km2
+WIDE_FIGURE_UNIT = {"population": 1e6, "area": 1e3, "elevation": 1}   # populations in millions, areas in
+# thousands of km2, elevations in metres
 
 
 @dataclass
@@ -454,6 +455,11 @@ class WideFind:
     names, IATA codes, page titles) and, for a sum, each member's figure."""
     members: list[str]
     figures: dict[str, float] = field(default_factory=dict)
+
+    def ranked(self, spec: WideSpec) -> list[float]:
+        """The members' figures in the order a ``largest``/``smallest`` stop ranks them (ties cannot
+        decide a rank: the generator keeps neighbours apart)."""
+        return sorted((self.figures[m] for m in self.members), reverse=spec.aggregate == "largest")
 
 
 def _chunks(items: list, n: int) -> list[list]:
@@ -504,23 +510,30 @@ def collect_wide(spec: WideSpec, given: Any, call: Callable[[str, dict], dict]) 
                                                "radius_m": round(spec.radius_km * 1000), "offset": offset})
             found += [p for p in data["places"] if p.get("iata")]
             offset = data.get("next_offset")
-        if spec.measure == "elevation":
-            high = []
+        if "elevation" in (spec.measure, spec.figure):   # each airport's ground, 100 points a call
+            ground: dict[str, float] = {}
             for batch in _chunks(found, ELEVATION_BATCH):
                 data = call("maps_elevation", {"locations": [{"lat": p["lat"], "lng": p["lng"]} for p in batch]})
-                high += [p["iata"] for p, r in zip(batch, data["results"]) if r["elevation_m"] >= spec.threshold]
-            return WideFind(sorted(set(high)))
+                ground.update({p["iata"]: float(r["elevation_m"]) for p, r in zip(batch, data["results"])})
+            members = sorted(c for c in ground if spec.measure != "elevation" or ground[c] >= spec.threshold)
+            return WideFind(members, {c: ground[c] for c in members} if spec.figure else {})
         return WideFind(sorted({p["iata"] for p in found}))
     raise StopFailed(f"unknown wide domain {spec.domain!r}")
 
 
 def wide_value(spec: WideSpec, find: WideFind) -> int:
-    """The figure a wide stop asks of its set: how many members, or the sum of their figures in the
-    clue's unit (millions of people, thousands of km2), rounded once at the end."""
+    """The figure a wide stop asks of its set: how many members, the sum of their figures, or the
+    ``rank``-th largest or smallest figure among them, in the clue's unit (millions of people, thousands
+    of km2, metres), rounded once at the end."""
     if spec.aggregate == "count":
         return len(find.members)
     if spec.aggregate == "sum":
         return finalize_number(sum(find.figures[m] for m in find.members) / WIDE_FIGURE_UNIT[spec.figure])
+    if spec.aggregate in ("largest", "smallest"):
+        ranked = find.ranked(spec)
+        if not spec.rank or spec.rank > len(ranked):
+            raise StopFailed(f"the set holds {len(ranked)} members, the stop asks for rank {spec.rank}")
+        return finalize_number(ranked[spec.rank - 1] / WIDE_FIGURE_UNIT[spec.figure])
     raise StopFailed(f"unknown wide aggregate {spec.aggregate!r}")
 
 

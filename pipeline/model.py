@@ -167,11 +167,14 @@ class WideSpec:
     whose ground lies at least ``threshold`` m high), ``pages`` (the pages whose opening text contains
     the whole word ``word``, the name the input gave)."""
     domain: str                     # countries | airports | pages
-    aggregate: str                  # count | sum (of ``figure`` over the members)
+    aggregate: str                  # count | sum (of ``figure`` over the members) | largest | smallest (the
+                                    # ``rank``-th largest or smallest ``figure`` among the members)
     radius_km: float | None = None  # countries, airports: the distance from the input's point
     measure: str | None = None      # the statistic a threshold holds on: population | area | elevation
     threshold: float | None = None  # members' measure at least this
-    figure: str | None = None       # sum: population (in millions) | area (in thousands of km2)
+    figure: str | None = None       # sum, largest, smallest: population (in millions) | area (in thousands of
+                                    # km2) | elevation (m; airports)
+    rank: int | None = None         # largest, smallest: 1 for the largest (smallest) itself, 2 the next ...
     word: str | None = None         # pages: the whole word their opening text contains
     members: list[str] = field(default_factory=list)   # the exact set, sorted (country names, IATA codes, titles)
 

@@ -27,6 +27,11 @@ specs = st.one_of(
     st.builds(lambda r, e: WideSpec("airports", "count", radius_km=float(r), measure="elevation" if e else None,
                                     threshold=float(e) if e else None),
               st.integers(5, 500), st.one_of(st.none(), st.integers(1, 5000))),
+    st.builds(lambda r, fig, order, k: WideSpec("countries", order, radius_km=float(r), figure=fig, rank=k),
+              st.integers(5, 5000), st.sampled_from(["population", "area"]), st.sampled_from(["largest", "smallest"]),
+              st.integers(1, 20)),
+    st.builds(lambda r, k: WideSpec("airports", "largest", radius_km=float(r), figure="elevation", rank=k),
+              st.integers(5, 500), st.integers(1, 20)),
     st.just(WideSpec("pages", "count")))
 
 
@@ -37,8 +42,8 @@ def test_a_wide_clue_reads_back_as_the_set_it_defines(spec, role, clue):
     assert read is not None
     back, ref = read
     assert ref == clue
-    assert (back.domain, back.aggregate, back.radius_km, back.measure, back.threshold, back.figure) == \
-        (spec.domain, spec.aggregate, spec.radius_km, spec.measure, spec.threshold, spec.figure)
+    assert (back.domain, back.aggregate, back.radius_km, back.measure, back.threshold, back.figure, back.rank) == \
+        (spec.domain, spec.aggregate, spec.radius_km, spec.measure, spec.threshold, spec.figure, spec.rank)
 
 
 def test_a_country_input_is_measured_from_its_capital_and_counts_itself():
@@ -344,3 +349,53 @@ def test_the_page_scan_finds_what_the_pattern_finds_in_every_lead(ctx, data):
     word = data.draw(st.sampled_from([word, word.upper(), word.lower(), word + "zq"]))
     pattern = phrase_pattern(word)
     assert wide.pages_with_word(ctx, word) == sorted(t for t, text in leads if word.split() and pattern.search(text))
+
+
+# ---- ranked figures: the largest, smallest or k-th of a set (issue 34 item 1) ---------------------------
+def _cands(*figures: float, name: str = "population") -> list:
+    return [wide.Candidate(f"C{k}", float(k), ((name, f),)) for k, f in enumerate(figures)]
+
+
+def test_a_rank_is_asked_only_where_its_neighbours_lie_clear_of_it():
+    clear = _cands(90e6, 40e6, 20e6, 5e6)
+    assert wide._ranked_clear(clear, "population", "largest", 2, 5, relative=True)        # 40 M between 90 and 20
+    close = _cands(90e6, 40e6, 39e6, 5e6)   # 39 M within 5% of 40 M: one reading of a figure swaps them
+    assert not wide._ranked_clear(close, "population", "largest", 2, 5, relative=True)
+    assert wide._ranked_clear(close, "population", "largest", 1, 5, relative=True)
+    assert wide._ranked_clear(clear, "population", "smallest", 1, 5, relative=True)   # 5 M: fine ...
+    assert not wide._ranked_clear(_cands(90e6, 1.2e6), "population", "smallest", 1, 5, relative=True)  # ... 1 M: its unit
+    assert not wide._ranked_clear(_cands(90e6, 12.5e6), "population", "smallest", 1, 5, relative=True)  # a half
+    assert not wide._ranked_clear(clear, "population", "largest", 5, 5, relative=True)   # no fifth of four
+    ground = _cands(900, 870, 500, name="elevation")   # 30 m apart: within the elevation grid's margin
+    assert not wide._ranked_clear(ground, "elevation", "largest", 1, wide.ELEVATION_MARGIN, relative=False)
+    assert wide._ranked_clear(ground, "elevation", "largest", 3, wide.ELEVATION_MARGIN, relative=False)
+
+
+@pytest.mark.parametrize("order,figure,rank", [("largest", "area", 3), ("smallest", "area", 3), ("largest", "population", 4)])
+def test_a_ranked_figure_is_collected_through_the_statistics(ctx, order, figure, rank):
+    found = ctx.toolbox.call("maps_geocode", {"address": "Austria"}).data
+    every = wide.country_candidates(ctx, found["lat"], found["lng"])
+    n, r = next((n, r) for n in range(12, 40) if (r := wide.radius_for([c.distance_km for c in every], n))
+                and wide._ranked_clear(every[:n], figure, order, rank, 5, relative=True))
+    members = sorted(c.key for c in every[:n])
+    leg = _run(_leg(WideSpec("countries", order, radius_km=r, figure=figure, rank=rank, members=members),
+                    "Austria"), ctx)
+    ranked = sorted((c.figure(figure) for c in every[:n]), reverse=order == "largest")
+    assert leg.stops[1].value == round(ranked[rank - 1] / {"area": 1e3, "population": 1e6}[figure])
+    assert check_wide_sets(leg) == []
+    looked = {t.args["country"] for t in leg.trace if t.tool in ("countries_area", "countries_population")}
+    assert looked == set(members)   # every member's figure read through the tool
+    wrong = copy.deepcopy(leg)
+    wrong.stops[1].wide.rank = rank + 1   # another rank's figure: invariant 13 tells
+    assert any("gives" in e for e in check_wide_sets(wrong))
+
+
+def test_the_highest_airport_of_a_set_is_read_from_the_elevation_tool(ctx):
+    found = ctx.toolbox.call("maps_geocode", {"address": "Lyon"}).data
+    cands = wide.airport_candidates(ctx, found["lat"], found["lng"], 500)
+    n, r = next((n, r) for n in range(6, 40) if (r := wide.radius_for([c.distance_km for c in cands], n))
+                and wide._ranked_clear(cands[:n], "elevation", "largest", 1, wide.ELEVATION_MARGIN, relative=False))
+    spec = WideSpec("airports", "largest", radius_km=r, figure="elevation", rank=1, members=sorted(c.key for c in cands[:n]))
+    leg = _run(_leg(spec, "Lyon", role="place"), ctx)
+    assert leg.stops[1].value == round(max(c.figure("elevation") for c in cands[:n]))
+    assert "maps_elevation" in [t.tool for t in leg.trace] and check_wide_sets(leg) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.clues.numbers import ORDINALS
 from pipeline.clues.steps import input_ref
 from pipeline.clues.templates import render
 from pipeline.model import WideSpec
@@ -20,22 +21,32 @@ def wide_clue(spec: WideSpec, role: str, clue: int) -> str:
     origin = f"the capital of {input_ref('country', clue)}" if role == "country" else input_ref(role, clue)
     return render("wide.j2", domain=spec.domain, aggregate=spec.aggregate, clue=clue, origin=origin,
                   own=role == "country", radius=_number(spec.radius_km or 0),
-                  threshold=_number(spec.threshold) if spec.threshold else None)
+                  threshold=_number(spec.threshold) if spec.threshold else None, figure=spec.figure,
+                  rank_word=f"{ORDINALS[spec.rank - 1]} " if spec.rank and spec.rank > 1 else "")
 
 
 _REF = r"(?:the capital of )?the (?P<role>place|country) that clue (?P<clue>\d+) asks for"
+_RANK = r"(?:(?P<rank>" + "|".join(ORDINALS[1:]) + r") )?"
 _COUNTRIES = re.compile(
     r"Collect every country of the country statistics(?: whose population is at least (?P<threshold>[\d,.]+) people "
     r"as the country statistics give it and)? whose capital lies within (?P<radius>[\d,.]+) km, as the crow flies, of "
     + _REF + r"(?: \(that country itself not excluded\))?\. "
     r"(?:(?P<sum>What is their total population in millions as the country statistics give it, rounded to a whole "
-    r"number at the end\?)|How many countries is that\?)")
+    r"number at the end\?)|How many countries is that\?|Among them, take the country with the " + _RANK +
+    r"(?P<order>largest|smallest) (?P<figure>population|area) as the country statistics give it: what is its "
+    r"(?P=figure) in (?:millions of people|thousands of square kilometres), rounded to a whole number\?)")
 _AIRPORTS = re.compile(
     r"Collect every airport with an IATA code(?: whose ground lies at least (?P<threshold>[\d,.]+) m above sea level, "
     r"as the map elevation gives it at the airport's point, and)? that lies within (?P<radius>[\d,.]+) km, as the crow "
-    r"flies, of " + _REF + r"\. How many airports is that\?")
+    r"flies, of " + _REF + r"\. (?:How many airports is that\?|(?P<highest>Among them, take the airport whose ground "
+    r"lies " + _RANK + r"highest, as the map elevation gives it at the airport's point: how many metres above sea "
+    r"level is it, rounded to a whole number\?))")
 _PAGES = re.compile(r"Collect every page whose opening text contains the answer to clue (?P<clue>\d+) as a whole "
                     r"word or words, case aside\. How many pages is that\?")
+
+
+def _rank(m: re.Match) -> int:
+    return ORDINALS.index(m.group("rank")) + 1 if m.group("rank") else 1
 
 
 def _float(text: str | None) -> float | None:
@@ -46,14 +57,18 @@ def parse_wide(text: str) -> tuple[WideSpec, int] | None:
     """The set a wide clue defines (without its members) and the clue whose answer it starts from."""
     if m := _COUNTRIES.fullmatch(text):
         threshold = _float(m.group("threshold"))
-        spec = WideSpec("countries", "sum" if m.group("sum") else "count", radius_km=_float(m.group("radius")),
+        aggregate = "sum" if m.group("sum") else m.group("order") or "count"
+        ranked = aggregate in ("largest", "smallest")
+        spec = WideSpec("countries", aggregate, radius_km=_float(m.group("radius")),
                         measure="population" if threshold else None, threshold=threshold,
-                        figure="population" if m.group("sum") else None)
+                        figure="population" if m.group("sum") else m.group("figure"), rank=_rank(m) if ranked else None)
         return spec, int(m.group("clue"))
     if m := _AIRPORTS.fullmatch(text):
         threshold = _float(m.group("threshold"))
-        return WideSpec("airports", "count", radius_km=_float(m.group("radius")),
-                        measure="elevation" if threshold else None, threshold=threshold), int(m.group("clue"))
+        highest = bool(m.group("highest"))
+        return WideSpec("airports", "largest" if highest else "count", radius_km=_float(m.group("radius")),
+                        measure="elevation" if threshold else None, threshold=threshold,
+                        figure="elevation" if highest else None, rank=_rank(m) if highest else None), int(m.group("clue"))
     if m := _PAGES.fullmatch(text):
         return WideSpec("pages", "count"), int(m.group("clue"))
     return None

@@ -223,8 +223,9 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
     twins = twin_countries(ctx)
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
-    style = rng.choice(["count", "sum", "threshold"])
+    style = rng.choice(["count", "sum", "threshold", "ranked"])
     figures_at = _figures_at(cands, "population")
+    figure, order, rank = rng.choice(["population", "area"]), rng.choice(["largest", "smallest"]), rng.randint(1, 4)
     for n in targets:
         if style == "threshold":   # the nearest m by capital, then those of them at least T people
             spec = _threshold_spec("countries", "population", cands, n, twins, radius_at,
@@ -236,6 +237,10 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
         if r is None or r > MAX_RADIUS_KM["countries"] or twins & {c.key for c in cands[:n]}:
             continue
         members = sorted(c.key for c in cands[:n])
+        if style == "ranked":
+            if _ranked_clear(cands[:n], figure, order, rank, FIGURE_MARGIN * 100, relative=True):
+                return WideSpec("countries", order, radius_km=r, figure=figure, rank=rank, members=members)
+            continue
         if style == "sum":
             total = sum(c.figure("population") for c in cands[:n]) / WIDE_FIGURE_UNIT["population"]
             if abs(total - math.floor(total) - 0.5) < HALF_MARGIN:
@@ -251,7 +256,9 @@ def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> 
     radius_at = functools.lru_cache(maxsize=None)(lambda m: radius_for(distances, m))
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
-    high = rng.random() < 0.5
+    style = rng.choice(["count", "threshold", "ranked"])
+    high = style == "threshold"
+    rank = rng.randint(1, 3)
     figures_at = _figures_at(cands, "elevation")
     for n in targets:
         if high:   # the airports within R whose ground lies at least E m high (none at or below sea level)
@@ -264,8 +271,33 @@ def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> 
         r = radius_at(n)
         if r is None or r > MAX_RADIUS_KM["airports"]:
             continue
-        return WideSpec("airports", "count", radius_km=r, members=sorted(c.key for c in cands[:n]))
+        members = sorted(c.key for c in cands[:n])
+        if style == "ranked":   # the airport whose ground lies highest (second highest ...) among them
+            if _ranked_clear(cands[:n], "elevation", "largest", rank, ELEVATION_MARGIN, relative=False):
+                return WideSpec("airports", "largest", radius_km=r, figure="elevation", rank=rank, members=members)
+            continue
+        return WideSpec("airports", "count", radius_km=r, members=members)
     return None
+
+
+def _ranked_clear(members: list[Candidate], figure: str, order: str, rank: int, margin: float, *,
+                  relative: bool) -> bool:
+    """May a stop ask the ``rank``-th ``order`` (largest | smallest) ``figure`` of these members? Its
+    neighbours in the ranking lie more than ``margin`` away (per cent of the larger with ``relative``,
+    else in the figure's unit), so no reading of a figure swaps the rank; and the figure in the clue's
+    unit is a whole number of at least 2 whose fraction is clear of one half (never one that rounds to
+    zero or to its own unit, nor one a reader may round either way)."""
+    if rank > len(members):
+        return False
+    ranked = sorted((c.figure(figure) for c in members), reverse=order == "largest")
+    at = ranked[rank - 1]
+    for k in (rank - 2, rank):
+        if 0 <= k < len(ranked):
+            gap = abs(ranked[k] - at)
+            if gap <= (margin / 100 * max(abs(ranked[k]), abs(at)) if relative else margin):
+                return False
+    value = at / WIDE_FIGURE_UNIT[figure]
+    return value >= 2 and abs(value - math.floor(value) - 0.5) >= HALF_MARGIN
 
 
 def _spec_pages(ctx, word: str, size: tuple[int, int]) -> WideSpec | None:
