@@ -10,6 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.cache import canonical_json
 from pipeline.config import load_settings
@@ -249,3 +251,23 @@ def test_search_ranks_ties_past_the_candidate_slack_the_same(monkeypatch):
     monkeypatch.setattr(store_module, "_SEARCHES", {})   # searched again, not read from the process's memo
     assert [store.search(q, k) for q in queries for k in (1, 5, 10)] == with_slack
     assert all(len(r) == k for r, k in zip(with_slack, [1, 5, 10] * len(queries)))
+
+
+_DEFAULT_TITLES: list = []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_title_prefix_is_found_exactly_when_some_title_starts_so(default_store, data):
+    """``has_title_starting`` (one range query on the NOCASE index) lets a caller skip a search whose
+    results it filters by that prefix: it must say yes for every prefix some title has, case aside."""
+    from pipeline.snapshot.store import ASCII_LOWER
+    if not _DEFAULT_TITLES:
+        _DEFAULT_TITLES.extend(default_store.titles())
+    title = data.draw(st.sampled_from(_DEFAULT_TITLES))
+    cut = data.draw(st.integers(1, len(title)))
+    prefix = data.draw(st.sampled_from([title[:cut], title[:cut].upper(), title[:cut].lower(),
+                                        title[:cut] + " ", title[:cut] + "q~"]))
+    folded = prefix.translate(ASCII_LOWER)
+    assert default_store.has_title_starting(prefix) == any(
+        t.translate(ASCII_LOWER).startswith(folded) for t in _DEFAULT_TITLES)

@@ -623,6 +623,19 @@ class SnapshotStore:
         same = [r[0] for r in conn.execute("SELECT title FROM pages WHERE title = ? COLLATE NOCASE LIMIT 2", (title,))]
         return same[0] if len(same) == 1 else None
 
+    def has_title_starting(self, prefix: str) -> bool:
+        """Does some page's title start with ``prefix``, ASCII case aside (SQLite's NOCASE, as titles
+        compare)? One indexed range query (``pages_title_nocase``): whatever the world's size, a caller can
+        skip a search whose results it keeps only where their titles so start."""
+        if not prefix:
+            return len(self) > 0
+        # every string with this prefix sorts at or after it and before the prefix with its last character
+        # raised by one (NOCASE folds only ASCII letters, and the bound changes no letter's case class)
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        return self._conn().execute(
+            "SELECT 1 FROM pages WHERE title >= ? COLLATE NOCASE AND title < ? COLLATE NOCASE LIMIT 1",
+            (prefix, upper)).fetchone() is not None
+
     def _name_keys(self) -> frozenset[tuple[str, ...]]:
         """Every title and redirect as its words, ASCII lower-cased as ``resolve`` compares them."""
         def read():

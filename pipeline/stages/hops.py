@@ -622,6 +622,8 @@ def _completions(name: str, ctx: StageContext) -> list[str]:
     """The pages among a search's top three for ``name`` whose titles are the name and more ("Sinai
     Peninsula" for "Sinai"): what a reader finds who looks the name up."""
     prefix = name.translate(ASCII_LOWER) + " "
+    if not ctx.store.has_title_starting(name + " "):   # no title so starts: no search can find one (a large
+        return []                                      # world's search costs far more than this index look-up)
     return [hit["title"] for hit in ctx.store.search(name, k=3, snippets=False)
             if hit["title"].translate(ASCII_LOWER).startswith(prefix)]
 
