@@ -76,6 +76,16 @@ def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: t
     return extend([leg.seed_title], [], n_choices)
 
 
+def crawl_offers_choice(leg: Leg, ctx: StageContext) -> bool:
+    """Does a page of the leg's crawl offer a choice hop (a sentence naming two to five countries whose
+    figures differ)? Where none does (the Ray Charles archive alone: songs, albums and a singer, no
+    sentence naming countries), a leg owes the fewest choices its level allows (none for easy and medium,
+    whose draw of one choice failed every such leg there) instead of one its neighbourhood does not offer
+    (a walk may still meet one past the crawl: it is not held to the crawl's pages). Asked only once a
+    walk owing more failed, so a leg whose walk found its choices is planned as before."""
+    return any(offers_choice(title, ctx) for title, _ in leg.crawl.pages)
+
+
 def run(leg: Leg, ctx: StageContext) -> Leg:
     """A route of pages from the seed, each reached through the one before by a hop (issue 21): the
     level sets the number of hops and of choices among them; the shape (stops, roadblocks, detours)
@@ -102,6 +112,9 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
                    for t in route for f in usable_facts(t, ctx, modes if t == leg.seed_title else hop_modes(modes)))
     met: dict = {}
     found = walk(leg, ctx, rng, p - 1, min(n_choices, p - 1), modes, offers_entity, met)
+    if found is None and n_choices > preset.choices[0] and not crawl_offers_choice(leg, ctx):
+        n_choices = preset.choices[0]   # no page of the crawl offers a choice: the fewest the level allows
+        found = walk(leg, ctx, rng, p - 1, min(n_choices, p - 1), modes, offers_entity, met)
     if found is None:
         # say which is missing: the chain itself (pages that each offer a fact, one hop to the next), or
         # on the chains the walk met, the entity the leg's roadblocks need
