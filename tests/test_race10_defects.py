@@ -58,8 +58,9 @@ def cli_run(out, level: str, seed: int):
 @pytest.fixture(scope="module")
 def hard_dag_run(tmp_path_factory):
     """Through the CLI, a run that met a count near its radius at prevalidate and a question asked twice
-    (hard DAG, seed 6)."""
-    return cli_run(tmp_path_factory.mktemp("race10hard") / "run", "hard", 6)
+    (hard DAG, seed 10; seed 6's question asked twice was the nearest airport to Ankara, Etimesgut Air Base,
+    which no clue asks since issue 34 marks airports without scheduled service)."""
+    return cli_run(tmp_path_factory.mktemp("race10hard") / "run", "hard", 10)
 
 
 @pytest.fixture(scope="module")
@@ -115,12 +116,13 @@ def test_a_section_after_a_subsection_is_not_pointed_at_by_its_place(ctx):
     assert places_of("Afghanistan", "Etymology", ctx) == ['section "Etymology"', "first section"]
 
 
-@pytest.mark.parametrize("country, twice", [("Italy", (3, 4)), ("France", None)])
+@pytest.mark.parametrize("country, twice", [("Italy", (3, 4)), ("Spain", None)])
 def test_one_question_of_one_point_is_asked_once(toolbox, country, twice):
     """R28: "the nearest airport to the place that clue 9 asks for" (Rome) and "to the capital city of
     the country that clue 1 asks for (the capital the country statistics name)" (Italy's: Rome) are
     one search at one point, asked twice under two templates and two inputs: golden-execute rejects
-    the leg. With France's capital the two clues ask of two points."""
+    the leg. With Spain's capital the two clues ask of two points (France's, Paris, has an air base for
+    its nearest airport: no clue asks it, issue 34)."""
     import random
 
     from pipeline.catalog import roadblock_templates

