@@ -108,7 +108,7 @@ class Page:
     def to_dict(self) -> dict[str, Any]:
         """``asdict`` with coords as a list, built directly (asdict's deep copy is slow on long pages);
         tests/test_snapshot_importers.py checks it against ``asdict``."""
-        d = dict(self.__dict__)
+        d = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}   # no memo a reader keeps on it
         d["sections"] = [dict(s.__dict__) for s in self.sections]
         d["links"] = [{"title": link.title, "in_snapshot": link.in_snapshot, "anchors": list(link.anchors)}
                       for link in self.links]

@@ -258,16 +258,26 @@ _FINDERS: tuple[tuple[str, str | None, Callable[[Page], list[Fact]]], ...] = (
 )
 
 
+def _found(page: Page, part: str, find) -> list[Fact]:
+    """One finder's facts of a page, found once per page object (``StageContext.page`` keeps the parsed
+    pages; a page is read-only): the profile, each level's usable facts and the entity probe all ask the
+    same page, and reading every sentence's numbers again was most of a large world's plan time."""
+    memo = page.__dict__.setdefault("_facts_found", {})
+    if part not in memo:
+        memo[part] = tuple(find(page))   # facts are frozen; the tuple keeps callers from changing the list
+    return list(memo[part])
+
+
 def page_facts(page: Page, modes: tuple[str, ...]) -> list[Fact]:
     """The candidate facts of a page at a level's extraction modes; a page's subject (a place or a
     country) is a fact at every level, as its title is what an agent sees first."""
-    return [f for _, mode, find in _FINDERS if mode is None or mode in modes for f in find(page)]
+    return [f for part, mode, find in _FINDERS if mode is None or mode in modes for f in _found(page, part, find)]
 
 
 def fact_parts(page: Page) -> dict[str, list[Fact]]:
     """Every candidate fact of the page by where it comes from (``page_facts`` at any modes is the
     union of the parts those modes take): one pass serves every level."""
-    return {part: find(page) for part, _, find in _FINDERS}
+    return {part: _found(page, part, find) for part, _, find in _FINDERS}
 
 
 def parts_for(modes: tuple[str, ...]) -> list[str]:
