@@ -19,6 +19,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -28,11 +29,35 @@ from flows.prefect_api import prefect_api
 from flows.runs import RELEASE_COUNTS, release_runs, run_all
 from pipeline.config import load_settings
 from pipeline.invariants import check_all, summarize
+from pipeline.model import ROUTE_INFO
 from pipeline.report.exposure import search_exposure
 from pipeline.report.stats import spread_line, world_spread
 from pipeline.stages.base import StageContext
 from pipeline.stages.verbalize import forbidden_names
 from pipeline.tools.backends.offline.web import page_result
+
+MAX_PAGE_SHARE = 0.02   # issue 33: no page but the seed on more than this share of a release's legs
+
+
+def crowded_pages(legs, share: float = MAX_PAGE_SHARE, top: int = 12) -> str:
+    """Which pages after the seed the legs crowd onto: how many are on more than ``share`` of the legs,
+    and the most used, each with the hops that reached it (named, described, infobox, choice)."""
+    legs_on: Counter[str] = Counter()
+    kinds: dict[str, Counter[str]] = defaultdict(Counter)
+    for leg in legs:
+        pages = set()
+        for stop in leg.stops:
+            if stop.kind == ROUTE_INFO and stop.page_title and stop.page_title != leg.seed_title:
+                pages.add(stop.page_title)
+                relation = stop.transition.relation if stop.transition is not None else None
+                kinds[stop.page_title][relation.kind if relation is not None else "other"] += 1
+        legs_on.update(pages)
+    cap = share * len(legs)
+    over = sum(1 for n in legs_on.values() if n > cap)
+    most = ", ".join(f"{page} {n} ({' '.join(f'{k} {c}' for k, c in kinds[page].most_common())})"
+                     for page, n in legs_on.most_common(top))
+    return (f"pages after the seed on more than {100 * share:g}% of the {len(legs)} legs ({cap:.0f}): {over}; "
+            f"most used: {most}")
 
 
 def main() -> None:
@@ -95,6 +120,7 @@ def main() -> None:
     n = len(all_checks)
     for row in world_spread(accepted):
         print(f"spread {row['variant']:6} {row['level']:8} " + spread_line(row))
+    print("spread " + crowded_pages(accepted))
     for row in search_exposure(accepted, ctx.toolbox)["by_group"]:
         shown = "n/a" if row["value_shown_share"] is None else f"{100 * row['value_shown_share']:.1f}%"
         print(f"search with a page clue's words {row['variant']:6} {row['level']:8}: {row['page_stops']} page stops, "
