@@ -150,19 +150,40 @@ def test_a_short_description_leads_to_the_one_thing_of_its_kind_it_names(ctx):
 
 
 # ---- an imported page seeds a medium leg that passes acceptance ---------------------------------------
-@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data/wikipedia not present")
-def test_an_imported_page_seeds_a_medium_leg(tmp_path):
-    """Two unseen pages imported with the lead-only summaries of the shared data (the pages most hops
-    reach): the newspaper whose infobox gives its foundation year seeds a medium leg that passes
-    acceptance (every invariant, the riddle-only solver), and a fresh solver solves it again."""
-    started = time.perf_counter()
-    pages = tmp_path / "pages"
+NEAR_FEW_PLACES = [
+    # "published in England": England, no country of the country data, is the one country-like name there
+    ("The_Atlas_(newspaper)", "The Atlas (newspaper)", None),
+    # "the Hauts-de-France region of France": a region's name holding no country hides no country
+    ("Canton_of_Étaples", "Canton of Étaples", ("France", "country")),
+    # "hq location city": Mexico City is a city ("Capital and most populous city of Mexico"), which a search for
+    # the clue's words does not find, where "populous city" did
+    ("Alsea_(company)", "Alsea (company)", None),
+]
+IMPORTED = ("Toronto_Star", "Julia_Kristeva", *(name for name, _, _ in NEAR_FEW_PLACES))
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    """One snapshot of every unseen page these tests import, with the lead-only summaries of the shared
+    data (the pages most hops reach), built once for the module: the build and a new snapshot's page
+    profiles are most of a test's time."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared/data/wikipedia not present")
+    root = tmp_path_factory.mktemp("imported")
+    pages = root / "pages"
     pages.mkdir()
-    for name in ("Toronto_Star", "Julia_Kristeva"):
+    for name in IMPORTED:
         (pages / f"{name}.txt").write_bytes((UNSEEN / f"{name}.txt").read_bytes())
     build_snapshot([pages, SHARED / "vital_articles_summaries_en.json", SHARED / "vital_articles_topics_en.json"],
-                   tmp_path / "snapshot", workers=1)
-    ctx = StageContext.create(load_settings(snapshot_dir=tmp_path / "snapshot", cache_path=tmp_path / "cache.sqlite"))
+                   root / "snapshot", workers=1)
+    return StageContext.create(load_settings(snapshot_dir=root / "snapshot", cache_path=root / "cache.sqlite"))
+
+
+def test_an_imported_page_seeds_a_medium_leg(tmp_path, imported):
+    """The imported newspaper whose infobox gives its foundation year seeds a medium leg that passes
+    acceptance (every invariant, the riddle-only solver), and a fresh solver solves it again."""
+    ctx = imported
+    started = time.perf_counter()
     assert ctx.page("Toronto Star").source == "pages/Toronto_Star.txt"
     params = GenerationParams(level="medium", variant="dag", count=1, seed=1, seed_title="Toronto Star")
     [leg] = run_generation(params, tmp_path / "run", ctx.settings, local_map_stage(ctx)).accepted
@@ -173,40 +194,14 @@ def test_an_imported_page_seeds_a_medium_leg(tmp_path):
     assert leg.metadata["solver"]["status"] == "solved"
     again = solve(RiddleView(riddle=leg.riddle, seed_url=leg.seed_url), ctx.toolbox)
     assert (again.status, again.answer) == ("solved", leg.passcode)
-    assert time.perf_counter() - started < 60   # about 12 s here
-
-
-NEAR_FEW_PLACES = [
-    # "published in England": England, no country of the country data, is the one country-like name there
-    ("The_Atlas_(newspaper)", "The Atlas (newspaper)", None),
-    # "the Hauts-de-France region of France": a region's name holding no country hides no country
-    ("Canton_of_Étaples", "Canton of Étaples", ("France", "country")),
-    # "hq location city": Mexico City is a city ("Capital and most populous city of Mexico"), which a search for
-    # the clue's words does not find, where "populous city" did
-    ("Alsea_(company)", "Alsea (company)", None),
-]
-
-
-@pytest.fixture(scope="module")
-def near_few_places(tmp_path_factory):
-    """One snapshot holding the three unrelated imported pages (built once: the build is most of a test)."""
-    if not SHARED.is_dir():
-        pytest.skip("../shared/data/wikipedia not present")
-    root = tmp_path_factory.mktemp("near_few_places")
-    pages = root / "pages"
-    pages.mkdir()
-    for name, _, _ in NEAR_FEW_PLACES:
-        (pages / f"{name}.txt").write_bytes((UNSEEN / f"{name}.txt").read_bytes())
-    build_snapshot([pages, SHARED / "vital_articles_summaries_en.json", SHARED / "vital_articles_topics_en.json"],
-                   root / "snapshot", workers=1)
-    return StageContext.create(load_settings(snapshot_dir=root / "snapshot", cache_path=root / "cache.sqlite"))
+    assert time.perf_counter() - started < 60   # the leg and its checks (the snapshot is the fixture's)
 
 
 @pytest.mark.parametrize("name, title, first_hop", NEAR_FEW_PLACES)
-def test_pages_near_few_places_seed_a_medium_leg(tmp_path, near_few_places, name, title, first_hop):
+def test_pages_near_few_places_seed_a_medium_leg(tmp_path, imported, name, title, first_hop):
     """Imported pages whose only ways on were lost to a too careful reading (issue 21, item 9) seed a
     medium leg that passes acceptance."""
-    ctx = near_few_places
+    ctx = imported
     params = GenerationParams(level="medium", variant="dag", count=1, seed=1, seed_title=title)
     [leg] = run_generation(params, tmp_path / "run", ctx.settings, local_map_stage(ctx)).accepted
     hops = [s for s in leg.stops if s.kind == ROUTE_INFO and s.index > 0]
