@@ -274,8 +274,9 @@ def test_upload_to_a_local_hub_retries_names_the_runs_and_never_shows_the_token(
     with FakeHub(FAKE_TOKEN) as hub:
         hub.fail_next["create"] = 1          # a transient 503 (its body echoes the Authorization header)
         env = hub_env(hub, tmp_path)
+        # validated by the dry run (the fixture); the gate is test_publish_refuses_a_tampered_leg_and_a_tampered_task
         r = run_cli("pipeline.publish", "--repo-id", "legwork/test-release", "--private", "--backoff", "0.01",
-                    *inputs.cli_inputs(), env=env)
+                    "--skip-validate", *inputs.cli_inputs(), env=env)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "retrying" in r.stdout and "Bearer ***" in r.stdout
         assert hub.requests.count(("POST", "/api/repos/create")) == 2
