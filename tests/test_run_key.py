@@ -82,6 +82,36 @@ def _generate(project: Path, out: Path, cache: Path) -> subprocess.CompletedProc
                           cwd=project, env=env, check=False, capture_output=True, text=True, timeout=600)
 
 
+def test_a_run_of_other_code_is_not_resumed_over_and_the_cli_says_what_changed(tmp_path):
+    """The generate CLI over a finished run that other code made (its run.json names other templates):
+    it starts afresh, remakes every artifact and says on stderr what changed. (A real edit in a copy of
+    the project: test_an_edited_clue_template_is_not_resumed_over, under -m slow.)"""
+    out, cache = tmp_path / "run", tmp_path / "cache.sqlite"
+    first = _generate(PROJECT_ROOT, out, cache)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "not resumed" not in first.stderr
+    info = json.loads((out / "run.json").read_text())
+    made = {p.relative_to(out): p.stat().st_mtime_ns for p in out.glob("artifacts/*/*.parquet")}
+    assert made
+    info["key"] = "0" * len(info["key"])
+    info["versions"]["code"]["templates"] = "0123456789abcdef"
+    (out / "run.json").write_text(json.dumps(info))
+    time.sleep(0.01)
+    second = _generate(PROJECT_ROOT, out, cache)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "not resumed" in second.stderr and "templates (0123456789abcdef ->" in second.stderr, second.stderr[-2000:]
+    remade = {p.relative_to(out): p.stat().st_mtime_ns for p in out.glob("artifacts/*/*.parquet")}
+    assert set(made) & set(remade)
+    assert all(remade.get(rel, 0) > t for rel, t in made.items() if rel in remade), "an old artifact was resumed"
+
+
+# The same check through a real template edit in a copy of the project: 35-70 s (the edited copy is another
+# code version, so the second run computes every page profile again). Fast tests that fail under the same
+# mutants: test_a_run_of_other_code_is_not_resumed_over_and_the_cli_says_what_changed (the CLI starts afresh
+# and says what changed), test_same_arguments_under_another_key_start_afresh_other_arguments_are_refused
+# (claim_run_dir), test_the_key_covers_arguments_code_data_and_answer_settings (the code parts in the key)
+# and test_derived.py::test_a_code_change_computes_anew (an edited template is another code version).
+@pytest.mark.slow
 def test_an_edited_clue_template_is_not_resumed_over(tmp_path):
     """Copy the project, make 1 leg, edit a clue template in the copy, run the same command again:
     the second run starts afresh (no artifact of the first is resumed) and says why; a third run
