@@ -9,6 +9,7 @@ import sys
 import time
 
 import pyarrow.parquet as pq
+import pytest
 
 from pipeline.config import PROJECT_ROOT
 
@@ -40,6 +41,10 @@ def test_generate_with_prefect_then_validate_and_export(tmp_path):
     assert len(aar["stops"]) == rows[0]["n_stops"]
 
 
+# A duplicate of test_validate_anywhere.py::test_a_run_validates_fully_with_another_empty_cache[easy] (a run
+# generated through the CLI with cache A, validated by the CLI in a separate process with an empty cache B:
+# every call re-executed, no leg failing, no cache written), which fails under the same mutants.
+@pytest.mark.slow
 def test_validate_needs_no_cache_of_the_generator(tmp_path):
     env = {**os.environ, "LEGWORK_CACHE": str(tmp_path / "cache.sqlite")}
     out = tmp_path / "run"
