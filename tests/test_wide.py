@@ -342,7 +342,7 @@ def test_the_page_scan_finds_what_the_pattern_finds_in_every_lead(ctx, data):
     if "all" not in _LEADS:
         _LEADS["all"] = [(t, lead) for t, lead in ctx.store.leads() if lead]
     leads = _LEADS["all"]
-    title, lead = leads[data.draw(st.integers(0, len(leads) - 1))]
+    _, lead = leads[data.draw(st.integers(0, len(leads) - 1))]
     words = lead.split()
     start = data.draw(st.integers(0, max(0, len(words) - 1)))
     word = " ".join(words[start:start + data.draw(st.integers(1, 2))]).strip(".,;:()\"'")

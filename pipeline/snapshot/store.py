@@ -275,6 +275,12 @@ class SnapshotStore:
         """The largest row number of a page: pages are rows 1 .. ``last_row`` (``title_at``)."""
         return int(self._conn().execute("SELECT max(id) FROM pages").fetchone()[0] or 0)
 
+    def titles_in_rows(self, first: int, last: int) -> list[str]:
+        """The titles of the pages in rows ``first`` .. ``last`` (inclusive), by row: a shard of a world
+        too large to list (``flows.derive``)."""
+        return [r[0] for r in self._conn().execute(
+            "SELECT title FROM pages WHERE id BETWEEN ? AND ? ORDER BY id", (int(first), int(last)))]
+
     def title_at(self, row: int) -> str | None:
         """The title of the page in row ``row`` (a draw from a world too large to list), None if none."""
         found = self._conn().execute("SELECT title FROM pages WHERE id = ?", (row,)).fetchone()

@@ -191,14 +191,17 @@ class StageContext:
         return self.settings.default_backend != "offline" or any(
             b != "offline" for b in self.settings.backends.values())
 
+    def kept_key(self) -> str:
+        """What kept values depend on: the snapshot, the tool world's data, the settings that change
+        answers and the code version (part of each kept file's name)."""
+        settings = hashlib.sha256(json.dumps(answer_settings(self.settings), sort_keys=True,
+                                             default=str).encode()).hexdigest()[:8]
+        data = hashlib.sha256(data_version(self.settings).encode()).hexdigest()[:8]
+        return f"{self.store.hash[:16]}-{data}-{settings}-{code_version(self.settings)}"
+
     def _kept_store(self, name: str) -> KeptStore:
-        def open_store() -> KeptStore:
-            settings = hashlib.sha256(json.dumps(answer_settings(self.settings), sort_keys=True,
-                                                 default=str).encode()).hexdigest()[:8]
-            data = hashlib.sha256(data_version(self.settings).encode()).hexdigest()[:8]
-            key = f"{self.store.hash[:16]}-{data}-{settings}-{code_version(self.settings)}"
-            return KeptStore(self.settings.derived_dir / f"{name}-{key}.sqlite")
-        return self.memo(f"kept-store|{name}", open_store)
+        return self.memo(f"kept-store|{name}",
+                         lambda: KeptStore(self.settings.derived_dir / f"{name}-{self.kept_key()}.sqlite"))
 
     def memo_unfaulted(self, key: str, compute):
         """``memo`` for a value read through tools, kept only when faults are not being injected. Injected
