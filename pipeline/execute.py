@@ -433,6 +433,21 @@ def count_is_clear(stop: Stop, calls: list[TraceEntry], toolbox: Toolbox) -> Non
                              "readers' points for its centre count them differently")
 
 
+SIMULATED_TRIP_MAX_KM = 3000   # an estimated trip (no road data) longer than this may cross a sea
+
+
+def trip_is_one(data: Any) -> None:
+    """A trip the tools only estimate (``simulated``: no road graph covers it) is asked only where a
+    reader would make it by road: driving from Sao Paulo to Paris (9,166 min, blind race 16, R14) has
+    no answer a reader accepts, as the ocean between them has no road. Without land masses in the
+    offline data, an estimated road distance over ``SIMULATED_TRIP_MAX_KM`` is taken as such a trip."""
+    if not isinstance(data, dict) or data.get("provenance") != "simulated" or "duration_min" not in data:
+        return
+    if float(data.get("distance_km") or 0) > SIMULATED_TRIP_MAX_KM:
+        raise StopFailed(f"a {data.get('mode', 'driving')} trip of {data['distance_km']:,.0f} km the tools only "
+                         "estimate (no road data): it may cross a sea, so no clue asks it")
+
+
 def run_tool_chain(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
     """Run a stop's chain; the last step's output, scaled and rounded as its template says, is the value."""
     outputs: list[Any] = []
@@ -440,6 +455,7 @@ def run_tool_chain(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: 
         args = resolve_args(step.args, values, outputs)
         data = _call(toolbox, stop, k, step.tool, args, trace)
         nearest_is_one(data, step.extract)
+        trip_is_one(data)
         out = get_path(data, step.extract)
         trace[-1].value = out
         outputs.append(out)
