@@ -399,3 +399,21 @@ def test_the_highest_airport_of_a_set_is_read_from_the_elevation_tool(ctx):
     leg = _run(_leg(spec, "Lyon", role="place"), ctx)
     assert leg.stops[1].value == round(max(c.figure("elevation") for c in cands[:n]))
     assert "maps_elevation" in [t.tool for t in leg.trace] and check_wide_sets(leg) == []
+
+
+def test_no_airport_set_holds_a_closed_airport(ctx):
+    """Hellinikon (HEW, closed 2001) lies 7 km from Athens and Tegel (TXL) inside Berlin: their codes are
+    withdrawn, so a reader may not count them; no set around either city is drawn with one inside."""
+    import random
+    closed = wide.closed_airports(ctx)
+    assert {"HEW", "TXL"} <= closed
+    drawn = {}
+    for city in ("Athens", "Berlin", "Lyon"):
+        found = ctx.toolbox.call("maps_geocode", {"address": city}).data
+        cands = wide.airport_candidates(ctx, found["lat"], found["lng"], 600)
+        for k in range(12):
+            spec = wide._spec_airports(ctx, random.Random(k), found["lat"], found["lng"], (5, 30))
+            if spec is not None:
+                drawn[city] = drawn.get(city, 0) + 1
+                assert not closed & {c.key for c in cands if c.distance_km <= spec.radius_km}
+    assert drawn.get("Lyon") and not drawn.get("Athens")   # Hellinikon is nearer Athens than any radius

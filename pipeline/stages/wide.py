@@ -250,8 +250,16 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) ->
     return None
 
 
+def closed_airports(ctx: StageContext) -> frozenset[str]:
+    """The IATA codes of airports OurAirports marks closed (Hellinikon, Tegel): their codes are withdrawn
+    or given to another airport, so a reader counting "every airport with an IATA code" may leave them
+    out; no airport set holds one."""
+    return frozenset(a.iata for a in _airports(ctx)[0] if a.closed)
+
+
 def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
     cands = airport_candidates(ctx, lat, lng, MAX_RADIUS_KM["airports"] * (1 + EDGE_MARGIN))
+    closed = closed_airports(ctx)
     distances = [c.distance_km for c in cands]
     radius_at = functools.lru_cache(maxsize=None)(lambda m: radius_for(distances, m))
     targets = list(range(size[0], size[1] + 1))
@@ -262,14 +270,14 @@ def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> 
     figures_at = _figures_at(cands, "elevation")
     for n in targets:
         if high:   # the airports within R whose ground lies at least E m high (none at or below sea level)
-            spec = _threshold_spec("airports", "elevation", cands, n, frozenset(), radius_at,
+            spec = _threshold_spec("airports", "elevation", cands, n, closed, radius_at,
                                    lambda lo, hi: (lo + ELEVATION_MARGIN, hi - ELEVATION_MARGIN) if lo > 0 else None,
                                    figures_at)
             if spec:
                 return spec
             continue
         r = radius_at(n)
-        if r is None or r > MAX_RADIUS_KM["airports"]:
+        if r is None or r > MAX_RADIUS_KM["airports"] or closed & {c.key for c in cands[:n]}:
             continue
         members = sorted(c.key for c in cands[:n])
         if style == "ranked":   # the airport whose ground lies highest (second highest ...) among them

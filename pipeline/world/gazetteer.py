@@ -160,6 +160,7 @@ class Airport:
     lat: float
     lng: float
     country_code: str
+    closed: bool = False   # OurAirports marks it closed (``airport_statuses``): its code is withdrawn
 
 
 @dataclass(frozen=True)
@@ -648,7 +649,7 @@ class Gazetteer:
         """Every airport with an IATA code in airportsdata, by code, at the point the map tools give it
         (the Belgian and Luxembourg rows read as degrees, minutes and seconds: see ``DMS_WRITTEN``)."""
         self._airport_index()
-        return [Airport(code, hit.name, hit.lat, hit.lng, hit.country_code)
+        return [Airport(code, hit.name, hit.lat, hit.lng, hit.country_code, hit.extra.get("status") == "closed")
                 for code, hit in sorted(self._airport_codes.items())]
 
     def airports_within(self, lat: float, lng: float, radius_km: float) -> list[tuple[float, PlaceHit]]:
