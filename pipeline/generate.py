@@ -20,7 +20,7 @@ from flows.generate import BudgetExhausted, GenerationErrors, GenerationParams, 
 from flows.prefect_api import configured_api_url, prefect_api
 from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
 from pipeline.export.aar import write_aar_dir
-from pipeline.model import LEVELS, VARIANTS
+from pipeline.model import LEVELS, VARIANTS, WIDE
 from pipeline.report.stats import spread_line, world_spread
 from pipeline.stages.base import STAGES, StageContext
 from pipeline.usage import run_cli
@@ -183,12 +183,15 @@ def print_summary(result, console, *, table: bool = True) -> None:
 
 def print_table(result, out) -> None:
     table = Table(title=f"Legwork legs in {result.out_dir}")
-    for col in ("leg", "seed page", "stops", "pages", "roadblocks", "detours", "diamonds", "tool calls", "simulated", "y*"):
+    for col in ("leg", "seed page", "stops", "pages", "roadblocks", "detours", "diamonds", "wide (members)",
+                "tool calls", "simulated", "y*"):
         table.add_column(col)
     for leg in result.accepted:
         kinds = [s.kind for s in leg.stops]
+        wide = leg.stops_of(WIDE)
+        sets = f"{len(wide)} ({', '.join(str(len(s.wide.members)) for s in wide)})" if wide else "0"
         table.add_row(leg.leg_id, leg.seed_title, str(len(leg.stops)), str(kinds.count("route_info")),
-                      str(kinds.count("roadblock")), str(kinds.count("detour")), str(leg.diamonds),
+                      str(kinds.count("roadblock")), str(kinds.count("detour")), str(leg.diamonds), sets,
                       str(len(leg.trace)), f"{leg.metadata.get('simulated_share', 0):.0%}", str(leg.passcode))
     out.print(table)
     if result.accepted:

@@ -28,6 +28,9 @@ def test_generate_with_prefect_then_validate_and_export(tmp_path):
     assert "accepted 1 legs" in gen.stdout
     rows = pq.read_table(out / "legs.parquet").to_pylist()
     assert len(rows) == 1 and rows[0]["level"] == "extreme" and rows[0]["variant"] == "dag"
+    sizes = [len(s["wide"]["members"]) for s in json.loads(rows[0]["leg_json"])["stops"] if s.get("wide")]
+    assert len(sizes) >= 2 and "wide" in gen.stdout   # the table shows the wide stops and their sets' sizes
+    assert f"{len(sizes)} ({sizes[0]}," in " ".join(gen.stdout.split()), gen.stdout
     assert 0 <= rows[0]["passcode"] <= 9
     stages = sorted(p.name for p in (out / "artifacts" / "round-00").glob("*.parquet"))
     assert stages == ["1-crawl.parquet", "2-plan.parquet", "3-build.parquet", "4-prevalidate.parquet",
