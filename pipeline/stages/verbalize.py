@@ -339,6 +339,17 @@ PAGE, ELSEWHERE = "page", "elsewhere"
 SHOWN = " shows the value"
 
 
+def top_snippets(ctx: StageContext, query: str, k: int = 5) -> list[tuple[str, str]]:
+    """(title, snippet) of the first ``k`` results ``web_search`` gives for ``query``. Offline they are the
+    store's own ranking (``SnapshotStore.search``: the tool's first page is that list, snippets and all),
+    read without the tool's paging order of every match; a live search is asked through the tool."""
+    if ctx.settings.backend_for("web_search") == "offline" and getattr(ctx.toolbox, "faults", None) is None:
+        return [(h["title"], h.get("snippet") or "") for h in ctx.store.search(query, k=k)]
+    result = ctx.toolbox.call("web_search", {"query": query, "num_results": k})
+    hits = result.data.get("results", []) if result.ok else []
+    return [(h.get("title"), h.get("snippet") or "") for h in hits[:k]]
+
+
 def search_exposure(ctx: StageContext, query: str, value, title: str | None, memo: dict) -> str | None:
     """Does a search for ``query`` show the value in its top-5 snippets? ``PAGE`` when the snippet
     of the page titled ``title`` shows it (the search answers the stop), ``ELSEWHERE`` when only
@@ -346,9 +357,7 @@ def search_exposure(ctx: StageContext, query: str, value, title: str | None, mem
     tells a reader it is the answer), None when none does."""
     query = query[:300]
     if query not in memo:
-        result = ctx.toolbox.call("web_search", {"query": query, "num_results": 5})
-        hits = result.data.get("results", []) if result.ok else []
-        memo[query] = [(h.get("title"), h.get("snippet") or "") for h in hits[:5]]
+        memo[query] = top_snippets(ctx, query)
     if any(t == title and value_shown(value, [snippet]) for t, snippet in memo[query]):
         return PAGE
     return ELSEWHERE if value_shown(value, [snippet for _, snippet in memo[query]]) else None
