@@ -4,6 +4,7 @@
 hop names its page by are ``pipeline.clues.kinds``'."""
 from __future__ import annotations
 
+import functools
 import re
 
 from pipeline.clues.kinds import plural
@@ -26,6 +27,7 @@ def measure_value(measure: str, figures: list[float]) -> float:
     return figures[0] / figures[1] if measure == "population density" else figures[0]
 
 
+@functools.lru_cache(maxsize=1 << 16)   # a pure function of its arguments; plan words each hop it weighs again and again
 def hop_wording(kind: str, from_clue: int, noun: str | None, *, label: str | None = None, sentence: str | None = None,
                 where: str | None = None, count: int | None = None, extreme: str | None = None,
                 measure: str | None = None, position: int | None = None) -> str:
