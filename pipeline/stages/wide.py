@@ -86,73 +86,67 @@ def country_candidates(ctx: StageContext, lat: float, lng: float) -> list[Candid
     """Every country of the statistics with its capital's distance from a point and its figures, read
     from the world's data (not through the tools), nearest first; kept per point for the context (a run
     reaches the same capitals again and again)."""
-    memo = ctx._memo.setdefault("wide_country_candidates", {})
-    if (lat, lng) not in memo:
-        out = [Candidate(name, haversine_km(lat, lng, clat, clng), figures)
-               for name, clat, clng, figures in _countries(ctx)]
-        memo[(lat, lng)] = sorted(out, key=lambda c: (c.distance_km, c.key))
-    return memo[(lat, lng)]
+    return ctx.memo(f"wide_country_candidates|{lat!r}|{lng!r}", lambda: sorted(
+        (Candidate(name, haversine_km(lat, lng, clat, clng), figures) for name, clat, clng, figures in _countries(ctx)),
+        key=lambda c: (c.distance_km, c.key)))
 
 
 def _countries(ctx: StageContext) -> list[tuple[str, float, float, tuple]]:
     """The statistics' countries with their capitals' points and figures, read once per context."""
-    memo = ctx._memo
-    if "wide_countries" not in memo:
+    def read() -> list[tuple[str, float, float, tuple]]:
         gaz = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir)
         by_iso = gaz.countries.by_iso2
-        memo["wide_countries"] = [
-            (c.name, c.lat, c.lng, (("population", float(by_iso[c.iso2].population)),
-                                    ("area", float(by_iso[c.iso2].area_km2)))) for c in gaz.country_list()]
-    return memo["wide_countries"]
+        return [(c.name, c.lat, c.lng, (("population", float(by_iso[c.iso2].population)),
+                                        ("area", float(by_iso[c.iso2].area_km2)))) for c in gaz.country_list()]
+    return ctx.memo("wide_countries", read)
 
 
 def twin_countries(ctx: StageContext) -> frozenset[str]:
     """Countries of the statistics that share their capital's point with another listed one ("Serbia and
     Montenegro" beside Serbia): a reader may count the old state or not (blind race 34, R25), so no
     wide set holds one."""
-    at: dict[tuple[float, float], list[str]] = {}
-    for name, lat, lng, _ in _countries(ctx):
-        at.setdefault((round(lat, 3), round(lng, 3)), []).append(name)
-    return frozenset(n for names in at.values() if len(names) > 1 for n in names)
+    def find() -> frozenset[str]:
+        at: dict[tuple[float, float], list[str]] = {}
+        for name, lat, lng, _ in _countries(ctx):
+            at.setdefault((round(lat, 3), round(lng, 3)), []).append(name)
+        return frozenset(n for names in at.values() if len(names) > 1 for n in names)
+    return ctx.memo("wide_twin_countries", find)
 
 
 def _airports(ctx: StageContext) -> tuple[list, np.ndarray]:
     """The airport list and its latitudes, read once per context (a wide stop is drawn many times a run)."""
-    memo = ctx._memo
-    if "wide_airports" not in memo:
+    def read() -> tuple[list, np.ndarray]:
         listed = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir).iata_airports()
-        memo["wide_airports"] = (listed, np.array([a.lat for a in listed]))
-    return memo["wide_airports"]
+        return listed, np.array([a.lat for a in listed])
+    return ctx.memo("wide_airports", read)
 
 
 def airport_candidates(ctx: StageContext, lat: float, lng: float, radius_km: float) -> list[Candidate]:
     """Every IATA airport within ``radius_km`` of a point with its ground elevation (the grid the
     elevation tool reads), from the airport list directly, nearest first; kept per point and radius."""
-    memo = ctx._memo.setdefault("wide_airport_candidates", {})
-    if (lat, lng, radius_km) in memo:
-        return memo[(lat, lng, radius_km)]
-    listed, lats = _airports(ctx)
-    grid = elevation_grid()
-    out = []
-    for k in np.flatnonzero(np.abs(lats - lat) <= radius_km / 100):   # a degree of latitude is over 110 km
-        a = listed[k]
-        d = haversine_km(lat, lng, a.lat, a.lng)
-        if d <= radius_km:
-            out.append(Candidate(a.iata, d, (("elevation", float(grid.elevation_m(a.lat, a.lng))),)))
-    memo[(lat, lng, radius_km)] = sorted(out, key=lambda c: (c.distance_km, c.key))
-    return memo[(lat, lng, radius_km)]
+    def find() -> list[Candidate]:
+        listed, lats = _airports(ctx)
+        grid = elevation_grid()
+        out = []
+        for k in np.flatnonzero(np.abs(lats - lat) <= radius_km / 100):   # a degree of latitude is over 110 km
+            a = listed[k]
+            d = haversine_km(lat, lng, a.lat, a.lng)
+            if d <= radius_km:
+                out.append(Candidate(a.iata, d, (("elevation", float(grid.elevation_m(a.lat, a.lng))),)))
+        return sorted(out, key=lambda c: (c.distance_km, c.key))
+    return ctx.memo(f"wide_airport_candidates|{lat!r}|{lng!r}|{radius_km!r}", find)
 
 
 def pages_with_word(ctx: StageContext, word: str) -> list[str]:
     """Every page whose opening text holds ``word`` as a whole word (case aside), by a scan of every
     page's opening text: the search index is what the tools read, so it is not read here."""
-    memo = ctx._memo.setdefault("wide_pages", {})
-    if word not in memo:
+    if not word.split():
+        return []
+
+    def scan() -> list[str]:
         titles, leads, text, starts = _all_leads(ctx)
         pattern = phrase_pattern(word)
-        first = word.split()[0].lower() if word.split() else ""
-        if not first:
-            return []
+        first = word.split()[0].lower()
         # the texts holding the word's first part, found in one lower-cased text of all (a quick filter
         # before the pattern; a text it wrongly skipped would make the golden collection find an extra
         # member and fail the stop)
@@ -161,22 +155,22 @@ def pages_with_word(ctx: StageContext, word: str) -> list[str]:
             k = bisect.bisect_right(starts, at) - 1
             holding.add(k)
             at = text.find(first, starts[k + 1] if k + 1 < len(starts) else len(text))
-        memo[word] = sorted(titles[k] for k in holding if pattern.search(leads[k]))
-    return memo[word]
+        return sorted(titles[k] for k in holding if pattern.search(leads[k]))
+    return ctx.memo(f"wide_pages|{word}", scan)
 
 
 def _all_leads(ctx: StageContext) -> tuple[list[str], list[str], str, list[int]]:
     """Every opening text, read once per context: titles, texts, their lower cases joined by a NUL (no
     word runs across it) and where each starts in the join."""
-    if "wide_leads" not in ctx._memo:
+    def read() -> tuple[list[str], list[str], str, list[int]]:
         pairs = [(t, lead) for t, lead in ctx.store.leads() if lead]
         lowered = [lead.lower() for _, lead in pairs]
         starts, at = [], 0
         for low in lowered:
             starts.append(at)
             at += len(low) + 1
-        ctx._memo["wide_leads"] = ([t for t, _ in pairs], [lead for _, lead in pairs], "\0".join(lowered), starts)
-    return ctx._memo["wide_leads"]
+        return [t for t, _ in pairs], [lead for _, lead in pairs], "\0".join(lowered), starts
+    return ctx.memo("wide_leads", read)
 
 
 def _above_threshold(cands: list[Candidate], n: int, figure: str, max_radius: float, skip: frozenset[str],
@@ -254,7 +248,7 @@ def closed_airports(ctx: StageContext) -> frozenset[str]:
     """The IATA codes of airports OurAirports marks closed (Hellinikon, Tegel): their codes are withdrawn
     or given to another airport, so a reader counting "every airport with an IATA code" may leave them
     out; no airport set holds one."""
-    return frozenset(a.iata for a in _airports(ctx)[0] if a.closed)
+    return ctx.memo("wide_closed_airports", lambda: frozenset(a.iata for a in _airports(ctx)[0] if a.closed))
 
 
 def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
@@ -322,19 +316,16 @@ def _inside_longer_names(ctx: StageContext, word: str, members: list[str]) -> bo
     ("Guinea" in "Papua New Guinea", "Sahara" in "Western Sahara")? The clue's "as a whole word" counts
     it; a reader who means the place the earlier clue found would not (issue 34's note), so such a word
     gives no page set."""
-    memo = ctx._memo.setdefault("wide_inside", {})
-    if word not in memo:
+    def find() -> bool:
         pattern = phrase_pattern(word)
-        if "wide_titles" not in ctx._memo:   # every title with its lower case, read once per context
-            ctx._memo["wide_titles"] = [(t, t.lower()) for t in ctx.store.titles()]
+        every = ctx.memo("wide_titles", lambda: [(t, t.lower()) for t in ctx.store.titles()])   # with lower cases
         low = " ".join(word.split()).lower()   # a quick filter before the pattern, as in pages_with_word
-        longer = [t for t, t_low in ctx._memo["wide_titles"]
-                  if len(t) > len(word) and low in t_low and pattern.search(t)]
+        longer = [t for t, t_low in every if len(t) > len(word) and low in t_low and pattern.search(t)]
         titles, texts, _, _ = _all_leads(ctx)
         leads = dict(zip(titles, texts)) if longer else {}
         named = [phrase_pattern(t) for t in longer]
-        memo[word] = any(p.search(leads[m]) for m in members for p in named)
-    return memo[word]
+        return any(p.search(leads[m]) for m in members for p in named)
+    return ctx.memo(f"wide_inside|{word}", find)
 
 
 
