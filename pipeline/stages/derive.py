@@ -14,7 +14,7 @@ from pipeline.stages.base import StageContext
 from pipeline.stages.build import usable_facts
 from pipeline.stages.crawl import profile
 from pipeline.stages.facts import hop_modes
-from pipeline.stages.hops import hops_from, page_choice_hops
+from pipeline.stages.hops import hops_from
 
 
 def level_modes(ctx: StageContext) -> list[tuple[str, ...]]:
@@ -32,8 +32,7 @@ def derive_page(title: str, ctx: StageContext, modes: list[tuple[str, ...]]) -> 
     has no profile: those are kept too); False where the page gives no profile (missing, malformed or in
     another language)."""
     profiled = profile(title, ctx) is not None
-    hops_from(title, ctx)
-    page_choice_hops(title, ctx)
+    hops_from(title, ctx)   # keeps the page's choice hops too (``page_choice_hops``)
     if profiled:
         for m in modes:
             usable_facts(title, ctx, m)
