@@ -271,3 +271,15 @@ def test_a_title_prefix_is_found_exactly_when_some_title_starts_so(default_store
     folded = prefix.translate(ASCII_LOWER)
     assert default_store.has_title_starting(prefix) == any(
         t.translate(ASCII_LOWER).startswith(folded) for t in _DEFAULT_TITLES)
+
+
+def test_every_one_character_prefix_is_found_exactly_when_some_title_starts_so(default_store):
+    """The range's ends are where a NOCASE bound goes wrong: 'Z' raised is '[', which sorts before 'z'
+    once NOCASE lowers the titles, and '@' raised is 'A', which NOCASE reads as 'a'. Every printable ASCII
+    character and every title's first character, in both cases, against a scan of every title."""
+    from pipeline.snapshot.store import ASCII_LOWER
+    titles = [t.translate(ASCII_LOWER) for t in default_store.titles()]
+    firsts = {t[0] for t in default_store.titles() if t}
+    for ch in sorted({chr(c) for c in range(32, 127)} | firsts | {c.upper() for c in firsts}):
+        folded = ch.translate(ASCII_LOWER)
+        assert default_store.has_title_starting(ch) == any(t.startswith(folded) for t in titles), ch

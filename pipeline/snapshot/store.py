@@ -635,9 +635,13 @@ class SnapshotStore:
         skip a search whose results it keeps only where their titles so start."""
         if not prefix:
             return len(self) > 0
-        # every string with this prefix sorts at or after it and before the prefix with its last character
-        # raised by one (NOCASE folds only ASCII letters, and the bound changes no letter's case class)
-        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        # NOCASE compares strings with their ASCII capitals lowered, so the range is taken in that folded
+        # order: at or after the folded prefix and before it with its last character raised by one. A raise
+        # that lands on a capital ('@' + 1 = 'A') would fold back to 'a', past the characters between; the
+        # next character a folded string can hold there is '['.
+        prefix = prefix.translate(ASCII_LOWER)
+        raised = chr(ord(prefix[-1]) + 1)
+        upper = prefix[:-1] + ("[" if "A" <= raised <= "Z" else raised)
         return self._conn().execute(
             "SELECT 1 FROM pages WHERE title >= ? COLLATE NOCASE AND title < ? COLLATE NOCASE LIMIT 1",
             (prefix, upper)).fetchone() is not None
