@@ -35,6 +35,7 @@ from pipeline.snapshot.importers import (
     page_namespace,
 )
 from pipeline.snapshot.page import Page
+from pipeline.snapshot.store import SnapshotStore
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "snapshot"
@@ -409,3 +410,27 @@ def test_a_build_killed_with_sigkill_resumes_to_the_same_bytes(one_go, tmp_path)
     assert "pages/s" in done.stdout and "MB/s of XML" in done.stdout      # the progress a person reads
     _same(one_go, out)
     assert sorted(os.listdir(tmp_path)) == ["snap", "towns.xml"]     # no staging, no scratch of the killed build
+
+
+def test_a_large_world_is_imported_with_its_search_index(tmp_path, monkeypatch):
+    """A world searched by tantivy (above ``IN_MEMORY_MAX_ROWS`` pages) gets its index with the import,
+    so its first search builds nothing; a world searched in memory gets no index folder."""
+    from pipeline.snapshot import store as store_module
+    from pipeline.snapshot.search_tantivy import TantivySearch, index_folder
+    (tmp_path / "towns.xml").write_text(DUMP, encoding="utf-8")
+    build_snapshot([tmp_path / "towns.xml"], tmp_path / "small", workers=1)
+    assert not any(p.is_dir() for p in (tmp_path / "small").iterdir())
+
+    monkeypatch.setattr(store_module, "IN_MEMORY_MAX_ROWS", 0)
+    monkeypatch.setattr(store_module, "LARGE_WORLD_ENGINE", "tantivy")
+    monkeypatch.setattr(store_module, "_ENGINES", {})
+    logs: list[str] = []
+    build_snapshot([tmp_path / "towns.xml"], tmp_path / "large", log=logs.append, workers=1)
+    store = SnapshotStore.open(tmp_path / "large")
+    assert TantivySearch.current(tmp_path / "large" / index_folder(store.hash))
+    assert any("search index built" in line for line in logs)
+    _same(tmp_path / "small", tmp_path / "large")          # the snapshot's own files are the same bytes
+    index = tmp_path / "large" / index_folder(store.hash)
+    made = sorted((p.name, p.stat().st_mtime_ns) for p in index.iterdir())
+    assert store.search("Old Town", 3)
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in index.iterdir()) == made   # opened, not built again

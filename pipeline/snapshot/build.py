@@ -60,7 +60,7 @@ from pipeline.snapshot.importers import (
 from pipeline.snapshot.language import identify, page_text
 from pipeline.snapshot.language import load as load_language_model
 from pipeline.snapshot.page import Page
-from pipeline.snapshot.store import MANIFEST, PAGES_DB
+from pipeline.snapshot.store import MANIFEST, PAGES_DB, SnapshotStore
 from pipeline.snapshot.wikitext import first_sentence
 
 try:
@@ -1140,6 +1140,7 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
                 raise
             manifest, report = _write_snapshot(tmp, stage, sources, ignored, pool, language, log, progress)
         shutil.rmtree(tmp / "staging", ignore_errors=True)
+        _build_search_index(tmp, log)
         _replace_dir(tmp, out)
         done = True
     finally:
@@ -1152,6 +1153,22 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
     if resume:
         shutil.rmtree(staging_dir, ignore_errors=True)
     return BuildResult(out=out, manifest=manifest, report=report)
+
+
+def _build_search_index(folder: Path, log: Callable[[str], None]) -> None:
+    """A large world's search index (tantivy, in the snapshot's folder) is part of its import, so the
+    first search after an import answers at once. A world small enough to be searched in memory has
+    nothing to build here."""
+    store = SnapshotStore.open(folder)
+    try:
+        if store.in_memory_search():
+            return
+        started = time.monotonic()
+        log(f"building the search index of {len(store):,} pages")
+        store.build_large_search()
+        log(f"search index built in {time.monotonic() - started:.1f} s")
+    finally:
+        store.close()
 
 
 def _remove_dead_builds(out: Path) -> None:

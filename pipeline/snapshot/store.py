@@ -573,6 +573,17 @@ class SnapshotStore:
                         self._conn(), folder / index_folder(self.hash), _TITLE_COLUMN_WEIGHTS)
         return engine
 
+    def build_large_search(self) -> bool:
+        """Build (or find current) the tantivy index of a world above ``IN_MEMORY_MAX_ROWS`` pages, without
+        keeping it open: the import calls it so that a large world's first search does not pay for the
+        index (minutes at 10⁶ pages). False for a world searched in memory (its index is built in seconds
+        on the first search)."""
+        if not self._uses_tantivy():
+            return False
+        folder = self.index_dir if self.index_dir is not None else self.path
+        TantivySearch.open_or_build(self._conn(), folder / index_folder(self.hash), _TITLE_COLUMN_WEIGHTS)
+        return True
+
     def search_index(self) -> SearchIndex:
         """The in-memory BM25 index (``search_index``): one per snapshot and process, loaded from
         ``index_dir`` or built (and kept there) on the first search."""
