@@ -283,3 +283,43 @@ def test_every_one_character_prefix_is_found_exactly_when_some_title_starts_so(d
     for ch in sorted({chr(c) for c in range(32, 127)} | firsts | {c.upper() for c in firsts}):
         folded = ch.translate(ASCII_LOWER)
         assert default_store.has_title_starting(ch) == any(t.startswith(folded) for t in titles), ch
+
+
+def _as_large_world(monkeypatch) -> None:
+    """The embedded world read as a world above ``IN_MEMORY_MAX_ROWS`` is read: names by indexed lookups."""
+    monkeypatch.setattr(store_module, "IN_MEMORY_MAX_ROWS", 0)
+    monkeypatch.setattr(store_module, "_TABLES", {})
+
+
+def test_a_large_world_resolves_every_name_as_a_small_one_does(default_store, monkeypatch):
+    """``resolve`` by indexed lookups (a large world) against the titles and redirects held in memory:
+    every title, every redirect, case variants (a unique match case aside, none where two titles differ
+    only in case), URLs and names of no page."""
+    titles = default_store.titles()
+    aliases = [a for (a,) in default_store._conn().execute("SELECT alias FROM redirects")]
+    names = [*titles, *aliases, *(t.lower() for t in titles), *(t.upper() for t in titles[::7]),
+             *(title_from_url("https://en.wikipedia.org/wiki/" + t.replace(" ", "_")) for t in titles[::11]),
+             "No such page at all", "paris", "PARIS", "Zzz"]
+    small = [default_store.resolve(n) for n in names]
+    assert any(r is None for r in small) and any(r != n and r is not None for r, n in zip(small, names))
+    _as_large_world(monkeypatch)
+    assert not default_store.titles_in_memory()
+    assert [default_store.resolve(n) for n in names] == small
+    assert "maps" not in store_module._TABLES.get(default_store.hash, {})   # no title read whole
+
+
+def test_a_large_world_finds_the_names_a_text_holds_as_a_small_one_does(ctx, monkeypatch):
+    """``titles_named`` over a large world's titles read a first word at a time (``_TitlesByFirstWord``)
+    finds what the whole index in memory finds, on every opening text of the embedded world."""
+    from pipeline.stages import hops
+    store = ctx.store
+    leads = [ctx.page(t).lead for t in store.titles()[::5]]
+    whole = hops._first_word_index(t for t in store.titles() if hops._named_title(t))
+    small = [hops.titles_named(text, ctx, index=whole) for text in leads]
+    assert sum(map(len, small)) > 1000
+    _as_large_world(monkeypatch)
+    lazy = hops._TitlesByFirstWord(store)
+    assert [hops.titles_named(text, ctx, index=lazy) for text in leads] == small
+    assert [hops.titles_named(text, ctx, index=lazy, as_read=True) for text in leads[:300]] == \
+        [hops.titles_named(text, ctx, index=whole, as_read=True) for text in leads[:300]]
+    assert all(lazy.get(w) == whole.get(w, ()) for w in ("Paris", "United", "New", "The", "river", ""))

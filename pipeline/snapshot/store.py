@@ -50,6 +50,7 @@ _FTS_COLUMNS = ("title", "description", "lead", "infobox")              # pages_
 # the largest world whose BM25 is computed in memory (``search_index``); a larger one is ranked by
 # SQLite FTS5 alone: benchmarks/search_scale.py measured both at 10^6 pages (benchmarks/results/search_scale.txt)
 IN_MEMORY_MAX_ROWS = 50_000
+_RESOLVED_KEPT = 200_000   # a large world's resolved names kept per process (``_resolve_in_sql``)
 # what ranks a larger world: "tantivy" (``search_tantivy``, the measured choice) or "sqlite" (FTS5's bm25()
 # alone, the same ranking as in memory but 0.7 s at p95 for a typical query at 10^6 pages)
 LARGE_WORLD_ENGINE = "tantivy"
@@ -225,6 +226,8 @@ class SnapshotStore:
         title = title_from_url(title_or_url)
         if not title:
             return None
+        if not self.titles_in_memory():
+            return self._resolve_in_sql(title_or_url)
         titles, redirects, lower = self._title_maps()
         if title in titles:
             return title
@@ -234,6 +237,19 @@ class SnapshotStore:
         # "Ray charles" means the page; accept a unique case-insensitive match.
         same = lower.get(title.translate(ASCII_LOWER), [])
         return same[0] if len(same) == 1 else None
+
+    def titles_in_memory(self) -> bool:
+        """Are the world's titles and redirects read whole into each process (``_title_maps``)? Only in a
+        world of at most ``IN_MEMORY_MAX_ROWS`` pages: a 10⁶-page world's take some 400 MB a process, the
+        whole English Wikipedia's (17 million titles and redirects) several GB; a larger world asks the
+        title indexes, keeping the last answers."""
+        return len(self) <= IN_MEMORY_MAX_ROWS
+
+    def titles_starting(self, prefix: str) -> list[str]:
+        """Every title that starts with ``prefix`` (case counted), in code-point order: one range query on
+        the titles' index, whatever the world's size."""
+        return [row[0] for row in self._conn().execute(
+            "SELECT title FROM pages WHERE title >= ? AND title < ? ORDER BY title", (prefix, prefix + "\U0010ffff"))]
 
     def get(self, title_or_url: str) -> Page | None:
         title = self.resolve(title_or_url)
@@ -626,19 +642,27 @@ class SnapshotStore:
         return runs
 
     def _resolve_in_sql(self, name: str) -> str | None:
-        """``resolve`` by three indexed queries, without reading every title into memory (a large world)."""
+        """``resolve`` by three indexed queries, without reading every title into memory (a large world);
+        the last ``_RESOLVED_KEPT`` answers kept per process."""
         title = title_from_url(name)
         if not title:
             return None
+        kept = _TABLES.setdefault(self.hash, {}).setdefault("resolved", {})
+        if title in kept:
+            return kept[title]
         conn = self._conn()
         if conn.execute("SELECT 1 FROM pages WHERE title = ?", (title,)).fetchone():
-            return title
-        row = conn.execute("SELECT target FROM redirects WHERE alias = ?", (title,)).fetchone()
-        if row:
-            return row[0]
-        # NOCASE is ASCII lower-casing, as ``resolve`` compares; its index lists equal titles by title
-        same = [r[0] for r in conn.execute("SELECT title FROM pages WHERE title = ? COLLATE NOCASE LIMIT 2", (title,))]
-        return same[0] if len(same) == 1 else None
+            found = title
+        elif row := conn.execute("SELECT target FROM redirects WHERE alias = ?", (title,)).fetchone():
+            found = row[0]
+        else:   # NOCASE is ASCII lower-casing, as ``resolve`` compares; its index lists equal titles by title
+            same = [r[0] for r in conn.execute("SELECT title FROM pages WHERE title = ? COLLATE NOCASE LIMIT 2",
+                                               (title,))]
+            found = same[0] if len(same) == 1 else None
+        if len(kept) >= _RESOLVED_KEPT:
+            kept.clear()
+        kept[title] = found
+        return found
 
     def has_title_starting(self, prefix: str) -> bool:
         """Does some page's title start with ``prefix``, ASCII case aside (SQLite's NOCASE, as titles

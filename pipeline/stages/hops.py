@@ -74,10 +74,40 @@ def _first_word_index(names) -> dict[str, list[tuple[str, ...]]]:
     return {k: sorted(v, key=len, reverse=True) for k, v in index.items()}
 
 
-def _title_index(ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
-    """Snapshot titles by first word (for ``mentions``): capitalised, 4+ characters, no qualifier."""
-    return ctx.memo("title_index", lambda: _first_word_index(
-        t for t in ctx.store.titles() if t[:1].isupper() and len(t) >= 4 and "(" not in t))
+def _named_title(title: str) -> bool:
+    """A title ``titles_named`` looks for in a text: capitalised, 4+ characters, no qualifier."""
+    return title[:1].isupper() and len(title) >= 4 and "(" not in title
+
+
+def _title_index(ctx: StageContext):
+    """Snapshot titles by first word (for ``mentions``), as ``_first_word_index`` gives them: the whole
+    index in a world small enough (``titles_in_memory``), else read a first word at a time."""
+    if not ctx.store.titles_in_memory():
+        return ctx.memo("title_index", lambda: _TitlesByFirstWord(ctx.store))
+    return ctx.memo("title_index", lambda: _first_word_index(t for t in ctx.store.titles() if _named_title(t)))
+
+
+class _TitlesByFirstWord:
+    """``_title_index`` of a large world: a first word's titles from one range query on the titles'
+    index (every title starts with its first word, ``_named_title`` wanting a capital there), the
+    last ``KEPT`` words' answers kept. The whole index of a 10⁶-page world takes some 700 MB in
+    every process."""
+    KEPT = 100_000
+
+    def __init__(self, store):
+        self.store = store
+        self.kept: dict[str, list[tuple[str, ...]]] = {}
+
+    def get(self, word: str, default=()):
+        if not word[:1].isupper():
+            return default
+        found = self.kept.get(word)
+        if found is None:
+            if len(self.kept) >= self.KEPT:
+                self.kept.clear()
+            titles = (t for t in self.store.titles_starting(word) if _named_title(t))
+            found = self.kept[word] = _first_word_index(titles).get(word, [])
+        return found or default
 
 
 _CONNECTORS = ("of", "de", "du", "del")
