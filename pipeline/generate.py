@@ -22,7 +22,7 @@ from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
 from pipeline.export.aar import write_aar_dir
 from pipeline.model import LEVELS, VARIANTS, WIDE
 from pipeline.report.stats import spread_line, world_spread
-from pipeline.stages.base import STAGES, StageContext
+from pipeline.stages.base import DERIVED_COMPUTED, STAGES, StageContext
 from pipeline.usage import run_cli
 
 
@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[yellow]note:[/yellow] {escape(message)}", highlight=False)
 
     runner = resolve_task_runner(args.task_runner)
+    kept_before = (*ctx.kept_tally(), len(DERIVED_COMPUTED))
     try:
         with progress:
             if runner == "local":
@@ -132,8 +133,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.export_aar:
         write_aar_dir(result.accepted, args.export_aar)
     print_summary(result, console, table=not args.quiet)
+    if not args.quiet:
+        print_first_met(kept_before, ctx, console)
     print_errors(result, console)
     return 0
+
+
+def print_first_met(before: tuple[int, float, int], ctx: StageContext, out) -> None:
+    """The run's one-off cost: what it computed for this world and kept for later runs, which read it
+    instead: the values of the pages it met first (profile, hops, facts; a large world's first runs
+    pay most of their time here, ``python -m flows.derive`` pays it ahead) and, in a world small
+    enough, every page's profile at once."""
+    count, seconds = (a - b for a, b in zip(ctx.kept_tally(), before[:2], strict=True))
+    whole = DERIVED_COMPUTED[before[2]:]
+    parts = [f"{count:,} page values in {seconds:.1f} s"] if count else []
+    if whole:
+        parts.append(f"{len(whole)} whole-world tables ({', '.join(sorted({n.split('-')[0].replace('_', ' ') for n, _ in whole}))}) "
+                     f"in {sum(took for _, took in whole):.1f} s")
+    if parts:
+        out.print(f"first run on this world: computed {', '.join(parts)}, kept in {ctx.settings.derived_dir} "
+                  "for later runs (`python -m flows.derive` computes every page's values ahead)",
+                  highlight=False, soft_wrap=True)
 
 
 PREFECT_HOME = PROJECT_ROOT / ".prefect"

@@ -7,6 +7,7 @@ import pickle
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from flows.derive import derive_world, markers_dir, shards
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline.config import load_settings
 from pipeline.stages import crawl
-from pipeline.stages.base import StageContext
+from pipeline.stages.base import KeptStore, StageContext, kept_tally
 from pipeline.stages.build import usable_facts
 from pipeline.stages.derive import derive_page, level_modes
 from pipeline.stages.hops import hops_from
@@ -104,6 +105,8 @@ def test_generation_after_derive_reads_what_was_derived_and_gives_the_same_legs(
     warm = run_generation(params, tmp_path / "b", warm_settings,
                           local_map_stage(StageContext.create(warm_settings, list(LARGE))))
     assert {name: len(_kept(warm_settings.derived_dir, name)) for name in ("profile", "hops")} == derived_before
+    tally = StageContext.create(cold_settings, list(LARGE)).kept_tally()
+    assert tally[0] == sum(len(_kept_in(p)) for p in cold_settings.derived_dir.glob("*.sqlite")) and tally[1] > 0
     assert (tmp_path / "a" / "legs.parquet").read_bytes() == (tmp_path / "b" / "legs.parquet").read_bytes()
     assert len(cold.accepted) == len(warm.accepted) == 1
 
@@ -120,3 +123,22 @@ def test_the_cli_derives_a_world_and_says_what_it_did(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "flows.derive", "--snapshot", str(tmp_path / "nowhere")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 2 and "derive:" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_value_computed_inside_another_is_paid_once_and_a_read_costs_nothing(tmp_path):
+    """``kept_tally`` is a run's one-off cost (printed by ``pipeline.generate``): a value computed inside
+    another (a profile finding a page's hops) is counted in the outer one's seconds, not again, and a
+    value read back adds nothing; only the files of the key asked are summed."""
+    hops, profile = KeptStore(tmp_path / "hops-KEY.sqlite"), KeptStore(tmp_path / "profile-KEY.sqlite")
+    KeptStore(tmp_path / "hops-OTHER.sqlite").get_or_compute("C", lambda: time.sleep(0.2) or 0)
+
+    def inner():
+        time.sleep(0.1)
+        return 1
+
+    assert profile.get_or_compute("A", lambda: time.sleep(0.1) or hops.get_or_compute("B", inner) + 1) == 2
+    count, seconds = kept_tally(tmp_path, "KEY")
+    assert count == 2 and 0.2 <= seconds < 0.4
+    with sqlite3.connect(tmp_path / "hops-KEY.sqlite") as db:
+        assert db.execute("SELECT seconds FROM cost WHERE item = 'B'").fetchone() == (0.0,)
+    assert profile.get_or_compute("A", lambda: 1 / 0) == 2 and kept_tally(tmp_path, "KEY") == (count, seconds)

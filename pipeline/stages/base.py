@@ -2,6 +2,7 @@
 and re-indexing of stops (used when stages drop or insert stops)."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -9,6 +10,7 @@ import pickle
 import random
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,11 +36,16 @@ class Rejected(Exception):
 PAGE_CACHE = 4096   # parsed pages a context keeps (a page's JSON parse was 5% of a run)
 
 
+_COMPUTING = threading.local()   # kept or derived values being computed on this thread (one nested in another)
+DERIVED_COMPUTED: list[tuple[str, float]] = []   # (name, seconds) of every ``derived`` value this process computed
+
+
 class KeptStore:
     """Values by item (a page title) in one SQLite file, written as computed (``StageContext.kept``).
     Processes share it (WAL, a busy timeout; the first writer of an item wins, and every writer
     computes the same value); an unreadable file or row is computed again, a read-only folder
-    keeps nothing."""
+    keeps nothing. Each value computed leaves its cost (``cost``: seconds, counted only for a value
+    not computed inside another), so a run can say what it paid for the pages it met first."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -49,6 +56,7 @@ class KeptStore:
             db = connect_wal(path, timeout=30, check_same_thread=False)
             db.execute("PRAGMA synchronous=OFF")
             db.execute("CREATE TABLE IF NOT EXISTS kept (item TEXT PRIMARY KEY, value BLOB NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS cost (item TEXT PRIMARY KEY, seconds REAL NOT NULL)")
             self._db = db
         except sqlite3.Error:
             self._db = None
@@ -63,15 +71,42 @@ class KeptStore:
             except (sqlite3.Error, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError,
                     ValueError):
                 pass
-        value = compute()
+        value, seconds = _timed(compute)
         if self._db is not None:
             try:
                 with self._lock:
                     self._db.execute("INSERT OR IGNORE INTO kept (item, value) VALUES (?, ?)",
                                      (item, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)))
+                    self._db.execute("INSERT OR IGNORE INTO cost (item, seconds) VALUES (?, ?)", (item, seconds))
             except sqlite3.Error:
                 pass
         return value
+
+
+def _timed(compute) -> tuple[Any, float]:
+    """``compute()`` and the seconds it took, 0.0 inside another timed computation (counted there)."""
+    depth = getattr(_COMPUTING, "depth", 0)
+    started = time.perf_counter()
+    _COMPUTING.depth = depth + 1
+    try:
+        value = compute()
+    finally:
+        _COMPUTING.depth = depth
+    return value, (time.perf_counter() - started if depth == 0 else 0.0)
+
+
+def kept_tally(folder: Path, key: str) -> tuple[int, float]:
+    """(values, seconds spent computing them) kept under ``key`` in ``folder``: read before and after a
+    run, the difference is what the run computed for the pages it met first (its one-off cost)."""
+    count, seconds = 0, 0.0
+    for path in sorted(folder.glob(f"*-{key}.sqlite")):
+        try:
+            with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+                n, total = db.execute("SELECT count(*), coalesce(sum(seconds), 0) FROM cost").fetchone()
+        except sqlite3.Error:   # a file of an older layout (no cost table) or unreadable: nothing counted
+            continue
+        count, seconds = count + n, seconds + total
+    return count, seconds
 
 
 # derived data loaded in this process, by file and its modification time and size (its name holds
@@ -164,7 +199,8 @@ class StageContext:
                 pass
             except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
                 pass   # unreadable (a crash mid-write cannot leave one: writes are atomic): computed again
-            value = compute()
+            value, seconds = _timed(compute)
+            DERIVED_COMPUTED.append((name, seconds))
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -198,6 +234,10 @@ class StageContext:
                                              default=str).encode()).hexdigest()[:8]
         data = hashlib.sha256(data_version(self.settings).encode()).hexdigest()[:8]
         return f"{self.store.hash[:16]}-{data}-{settings}-{code_version(self.settings)}"
+
+    def kept_tally(self) -> tuple[int, float]:
+        """(values, seconds of computing them) kept for this context's key so far (``kept_tally``)."""
+        return kept_tally(self.settings.derived_dir, self.kept_key())
 
     def _kept_store(self, name: str) -> KeptStore:
         return self.memo(f"kept-store|{name}",
