@@ -578,15 +578,19 @@ class SnapshotStore:
 
     def large_search(self) -> TantivySearch:
         """The tantivy index of a world above ``IN_MEMORY_MAX_ROWS`` pages (``search_tantivy``): one per
-        snapshot and process, opened from ``index_dir`` (else the snapshot's folder) or built there first."""
+        snapshot and process, opened from the snapshot's folder (where the import builds it), else from
+        ``index_dir``, else built in ``index_dir`` (or the snapshot's folder) first: a snapshot imported
+        before the import built it, perhaps read-only, gets one in the derived folder."""
         engine = _ENGINES.get(self.hash)
         if engine is None:
             with _INDEX_LOCK:
                 engine = _ENGINES.get(self.hash)
                 if engine is None:
+                    imported = self.path / index_folder(self.hash)
                     folder = self.index_dir if self.index_dir is not None else self.path
+                    path = imported if TantivySearch.current(imported) else folder / index_folder(self.hash)
                     engine = _ENGINES[self.hash] = TantivySearch.open_or_build(
-                        self._conn(), folder / index_folder(self.hash), _TITLE_COLUMN_WEIGHTS)
+                        self._conn(), path, _TITLE_COLUMN_WEIGHTS)
         return engine
 
     def build_large_search(self) -> bool:
@@ -596,8 +600,7 @@ class SnapshotStore:
         on the first search)."""
         if not self._uses_tantivy():
             return False
-        folder = self.index_dir if self.index_dir is not None else self.path
-        TantivySearch.open_or_build(self._conn(), folder / index_folder(self.hash), _TITLE_COLUMN_WEIGHTS)
+        TantivySearch.open_or_build(self._conn(), self.path / index_folder(self.hash), _TITLE_COLUMN_WEIGHTS)
         return True
 
     def search_index(self) -> SearchIndex:
