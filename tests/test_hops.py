@@ -427,3 +427,16 @@ def test_an_infobox_heading_field_names_no_page(ctx):
                          InfoboxField(name="subdivision_name", label="subdivision name", text="United States",
                                       kind="text")])
     assert [(h.target, h.relation.label) for h in infobox_hops(page, ctx)] == [("United States", "subdivision name")]
+
+
+def test_the_longest_name_a_text_holds_is_the_one_found(ctx):
+    """``titles_named`` matches the longest name starting at a word (names grouped by length, longest
+    first): "New York City" in a sentence is that city, not New York, and no name runs past the text."""
+    from pipeline.stages.hops import _first_word_index, _longest_name_at, titles_named
+    index = _first_word_index(["New", "New York", "New York City", "York", "City of London"])
+    words = "He left New York City for the City of London".split()
+    assert _longest_name_at(index, words, 2) == ("New", "York", "City")
+    assert _longest_name_at(index, words[:4], 2) == ("New", "York")
+    assert _longest_name_at(index, words, 0) is None
+    assert titles_named("He left New York City for the City of London", ctx, index=index,
+                        known=lambda title: True) == ["New York City", "City of London"]

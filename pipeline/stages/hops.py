@@ -64,14 +64,27 @@ _AREA_AFTER = re.compile(r"\s+(?:metropolitan|metro|urban|area|region|basin|rive
 _WORD = re.compile(r"[\w'’.-]+")
 
 
-def _first_word_index(names) -> dict[str, list[tuple[str, ...]]]:
-    """Names by first word, as word tuples, longest first (what ``titles_named`` matches a text against)."""
-    index: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+NameIndex = dict[str, tuple[tuple[int, frozenset[tuple[str, ...]]], ...]]
+
+
+def _first_word_index(names) -> NameIndex:
+    """Names by first word, as word tuples grouped by their number of words, longest first: what
+    ``titles_named`` matches a text against, one set lookup per length (a first word such as "New"
+    or "List" begins thousands of a large world's titles, which a scan would try one by one)."""
+    index: dict[str, dict[int, set[tuple[str, ...]]]] = defaultdict(lambda: defaultdict(set))
     for name in names:
         words = tuple(_WORD.findall(name))
         if words:
-            index[words[0]].append(words)
-    return {k: sorted(v, key=len, reverse=True) for k, v in index.items()}
+            index[words[0]][len(words)].add(words)
+    return {k: tuple((n, frozenset(v[n])) for n in sorted(v, reverse=True)) for k, v in index.items()}
+
+
+def _longest_name_at(index: NameIndex, words: list[str], i: int) -> tuple[str, ...] | None:
+    """The longest name of ``index`` that the words from ``i`` on begin with, or None."""
+    for n, names in index.get(words[i], ()):
+        if i + n <= len(words) and (run := tuple(words[i:i + n])) in names:
+            return run
+    return None
 
 
 def _named_title(title: str) -> bool:
@@ -96,7 +109,7 @@ class _TitlesByFirstWord:
 
     def __init__(self, store):
         self.store = store
-        self.kept: dict[str, list[tuple[str, ...]]] = {}
+        self.kept: dict[str, tuple] = {}
 
     def get(self, word: str, default=()):
         if not word[:1].isupper():
@@ -106,7 +119,7 @@ class _TitlesByFirstWord:
             if len(self.kept) >= self.KEPT:
                 self.kept.clear()
             titles = (t for t in self.store.titles_starting(word) if _named_title(t))
-            found = self.kept[word] = _first_word_index(titles).get(word, [])
+            found = self.kept[word] = _first_word_index(titles).get(word, ())
         return found or default
 
 
@@ -131,7 +144,7 @@ def titles_named(text: str, ctx: StageContext, limit: int = 1000, *, as_read: bo
     found: list[str] = []
     i = 0
     while i < len(words) and len(found) < limit:
-        match = next((t for t in index.get(words[i], ()) if tuple(words[i:i + len(t)]) == t), None)
+        match = _longest_name_at(index, words, i)
         if match is None:
             i += 1
             continue
@@ -170,7 +183,7 @@ def page_anchors(page, ctx: StageContext) -> dict[str, str]:
     return ctx.memo(f"anchors|{page.title}", lambda: anchor_targets(page.links))
 
 
-def _anchor_index(page, ctx: StageContext) -> dict[str, list[tuple[str, ...]]]:
+def _anchor_index(page, ctx: StageContext) -> NameIndex:
     """The page's link texts by first word (``titles_named`` over them: ``sentence_mentions``)."""
     return ctx.memo(f"anchor_index|{page.title}", lambda: _first_word_index(page_anchors(page, ctx)))
 
