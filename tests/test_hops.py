@@ -434,7 +434,7 @@ def test_the_longest_name_a_text_holds_is_the_one_found(ctx):
     first): "New York City" in a sentence is that city, not New York, and no name runs past the text."""
     from pipeline.stages.hops import _first_word_index, _longest_name_at, titles_named
     index = _first_word_index(["New", "New York", "New York City", "York", "City of London"])
-    words = "He left New York City for the City of London".split()
+    words = ["He", "left", "New", "York", "City", "for", "the", "City", "of", "London"]
     assert _longest_name_at(index, words, 2) == ("New", "York", "City")
     assert _longest_name_at(index, words[:4], 2) == ("New", "York")
     assert _longest_name_at(index, words, 0) is None
