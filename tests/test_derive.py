@@ -142,3 +142,22 @@ def test_a_value_computed_inside_another_is_paid_once_and_a_read_costs_nothing(t
     with sqlite3.connect(tmp_path / "hops-KEY.sqlite") as db:
         assert db.execute("SELECT seconds FROM cost WHERE item = 'B'").fetchone() == (0.0,)
     assert profile.get_or_compute("A", lambda: 1 / 0) == 2 and kept_tally(tmp_path, "KEY") == (count, seconds)
+
+
+def test_a_context_holds_only_its_last_kept_values_and_reads_the_others_back(tmp_path, monkeypatch):
+    """A large world's release meets tens of thousands of pages: a context holds the last
+    ``KEPT_IN_MEMORY`` kept values it used, and a value it let go is read back from disk, equal and
+    not computed again."""
+    from pipeline.stages import base
+    monkeypatch.setattr(base, "KEPT_IN_MEMORY", 2)
+    ctx = StageContext.create(_settings(tmp_path))
+    computed: list[str] = []
+
+    def value(title):
+        return lambda: computed.append(title) or {"title": title, "hops": [title.lower()]}
+
+    for title in ("Paris", "Rome", "Oslo", "Paris", "Rome"):
+        assert ctx.kept("probe", title, value(title)) == {"title": title, "hops": [title.lower()]}
+        assert len(ctx._recent_kept) <= 2
+    assert computed == ["Paris", "Rome", "Oslo"]
+    assert list(ctx._recent_kept) == ["probe|Paris", "probe|Rome"]

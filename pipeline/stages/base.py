@@ -11,6 +11,7 @@ import random
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ class Rejected(Exception):
 
 
 PAGE_CACHE = 4096   # parsed pages a context keeps (a page's JSON parse was 5% of a run)
+KEPT_IN_MEMORY = 20_000   # kept page values a context also holds in memory, the last used (the rest are on disk)
 
 
 _COMPUTING = threading.local()   # kept or derived values being computed on this thread (one nested in another)
@@ -125,6 +127,7 @@ class StageContext:
     _store: Any = None
     _memo: dict = field(default_factory=dict)
     _pages: dict = field(default_factory=dict)   # title -> parsed page, the last PAGE_CACHE read
+    _recent_kept: OrderedDict = field(default_factory=OrderedDict)   # the last KEPT_IN_MEMORY kept values used
     _lock: threading.RLock = field(default_factory=threading.RLock)  # re-entrant: a memo may read pages
 
     @classmethod
@@ -221,7 +224,16 @@ class StageContext:
             return compute()
         if self._live():
             return self.memo(f"{name}|{item}", compute)
-        return self.memo(f"{name}|{item}", lambda: self._kept_store(name).get_or_compute(item, compute))
+        key = f"{name}|{item}"
+        with self._lock:   # held while computing, as ``memo`` does: one computation of a value at a time
+            recent = self._recent_kept
+            if key in recent:
+                recent.move_to_end(key)
+                return recent[key]
+            value = recent[key] = self._kept_store(name).get_or_compute(item, compute)
+            if len(recent) > KEPT_IN_MEMORY:   # a large world's release meets tens of thousands of pages:
+                recent.popitem(last=False)      # their values stay on disk, not all in every process
+            return value
 
     def _live(self) -> bool:
         return self.settings.default_backend != "offline" or any(
