@@ -109,18 +109,16 @@ class _TitlesByFirstWord:
 
     def __init__(self, store):
         self.store = store
-        self.kept: dict[str, tuple] = {}
+        self._names_of = functools.lru_cache(maxsize=self.KEPT)(self._read)
+
+    def _read(self, word: str) -> tuple:
+        titles = (t for t in self.store.titles_starting(word) if _named_title(t))
+        return _first_word_index(titles).get(word, ())
 
     def get(self, word: str, default=()):
         if not word[:1].isupper():
             return default
-        found = self.kept.get(word)
-        if found is None:
-            if len(self.kept) >= self.KEPT:
-                self.kept.clear()
-            titles = (t for t in self.store.titles_starting(word) if _named_title(t))
-            found = self.kept[word] = _first_word_index(titles).get(word, ())
-        return found or default
+        return self._names_of(word) or default
 
 
 _CONNECTORS = ("of", "de", "du", "del")
