@@ -124,6 +124,10 @@ def test_no_simulated_legs_hold_no_simulated_value(tmp_path, shared_cache, level
     # extreme legs fill up from real data (weather, POIs and ratings are simulated almost everywhere)
     result, ctx = generate(tmp_path, shared_cache, level, variant, count=2, seed=11, allow_simulated=False)
     assert len(result.accepted) == 2
+    # no leg goes on to pre-validation with fewer wide stops than its level needs (build rejects it)
+    built = [Leg.from_json(r["leg_json"]) for f in sorted(tmp_path.glob("artifacts/round-*/3-build.parquet"))
+             for r in pq.read_table(f).to_pylist() if r["status"] == "ok"]
+    assert built and all(sum(s.kind == "wide" for s in leg.stops) >= ctx.presets[level].wide[0] for leg in built)
     for leg in result.accepted:
         assert all(t.provenance != "simulated" for t in leg.trace)
         assert invariant_failures(leg, ctx, allow_simulated=False) == {}

@@ -331,8 +331,14 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         items.append((key, stop))
         outputs.append((key, stop))
 
-    # 2b. wide stops (issue 34): sets collected around a place or country of the route
-    for anchor, stop in make_wide_stops(pages, ctx, rng, leg.level):
+    # 2b. wide stops (issue 34): sets collected around a place or country of the route. Too few here
+    # can only be fewer after pre-validation, which rejected them there: half the hard and extreme
+    # legs that reached it, each after a dry run of every stop
+    wide = make_wide_stops(pages, ctx, rng, leg.level)
+    if len(wide) < preset.wide[0]:
+        raise Rejected(f"build: {len(wide)} wide stops can be made on the route's places and countries, "
+                       f"the level needs {preset.wide[0]}-{preset.wide[1]}")
+    for anchor, stop in wide:
         seq += 1
         items.append(((anchor, 1, seq), stop))
 
