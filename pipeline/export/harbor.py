@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -52,6 +51,7 @@ from pipeline.export.harbor_schema import (
     task_problems,
     trajectory_problems,
 )
+from pipeline.export.naming import task_id
 from pipeline.export.trajectories import Origin, atif_trajectory, leg_trajectory
 from pipeline.model import Leg
 from pipeline.tools.registry import Toolbox
@@ -69,12 +69,6 @@ IMAGE_NAME = "legwork-harbor-env"
 MCP_SERVER = "legwork"
 # What of the checkout goes into the wheel's build (the wheel holds only the packages and their data).
 WHEEL_SOURCES = ("pyproject.toml", "README.md", "pipeline", "flows")
-
-
-def task_id(leg: Leg) -> str:
-    """Unique across variants and levels: the variant and level are always part of the id."""
-    raw = f"legwork-{leg.variant}-{leg.level}-{leg.leg_id}"
-    return re.sub(r"[^a-z0-9_.-]+", "-", raw.lower()).strip("-")
 
 
 def harbor_name(leg: Leg) -> str:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from statistics import mean
 from typing import Any
 
-from pipeline.export.harbor import task_id
+from pipeline.export.naming import task_id
 from pipeline.model import LEVELS, Leg
 from pipeline.scoring.golden import GoldenLeg, golden_view
 from pipeline.scoring.judges import GoldenTraceJudge, Judgment
