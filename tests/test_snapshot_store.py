@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -323,3 +324,23 @@ def test_a_large_world_finds_the_names_a_text_holds_as_a_small_one_does(ctx, mon
     assert [hops.titles_named(text, ctx, index=lazy, as_read=True) for text in leads[:300]] == \
         [hops.titles_named(text, ctx, index=whole, as_read=True) for text in leads[:300]]
     assert all(lazy.get(w) == whole.get(w, ()) for w in ("Paris", "United", "New", "The", "river", ""))
+
+
+def test_a_large_world_finds_the_title_runs_of_a_query_as_a_small_one_does(default_store, monkeypatch):
+    """The runs of a query's words that name a page (the search's title bonus), found in a large world by
+    ruling out prefixes no title or redirect starts with, are the runs a small world finds by its names in
+    memory: on queries made of opening texts, titles, redirects and case variants of both."""
+    titles = default_store.titles()
+    aliases = [a for (a,) in default_store._conn().execute("SELECT alias FROM redirects")]
+    leads = [" ".join((default_store.get(t).lead or "").split()[:14]) for t in titles[::40]]
+    queries = [*leads, *(f"the {t} and {a} of" for t, a in zip(titles[::13], aliases[::3])),
+               *(f"{t.lower()} in {a.upper()}" for t, a in zip(titles[5::17], aliases[1::5])),
+               # a first letter lowered: a redirect is found by its canonical form (first letter raised),
+               # and a title opening with a letter NOCASE does not fold ("élan", "Émile Zola") by that form too
+               *(f"of {n[:1].lower()}{n[1:]} and" for n in [*titles, *aliases] if " " in n),
+               "Ray Charles birthplace", "new york city of paris texas", "Zzz qqq"]
+    words = [re.findall(r"\w+", q) for q in queries]
+    small = [default_store._title_runs(w, set()) for w in words]
+    assert sum(map(len, small)) > 500 and any(any(r not in q for r in runs) for runs, q in zip(small, queries))
+    _as_large_world(monkeypatch)
+    assert [default_store._title_runs(w, set()) for w in words] == small
