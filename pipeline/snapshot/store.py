@@ -10,6 +10,7 @@ import json
 import re
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -665,17 +666,22 @@ class SnapshotStore:
         """Does some title start with ``prefix``, ASCII case aside, or some redirect with its canonical form
         (``resolve`` compares titles so, and redirects exactly)? Two indexed range queries, the last
         ``_RESOLVED_KEPT`` answers kept per process."""
-        kept = _TABLES.setdefault(self.hash, {}).setdefault("name_prefixes", {})
-        found = kept.get(prefix)
-        if found is None:
+        def ask() -> bool:
             canonical = prefix[:1].upper() + prefix[1:]
             raised = canonical[:-1] + chr(ord(canonical[-1]) + 1)
-            found = self.has_title_starting(prefix) or self._conn().execute(
+            return self.has_title_starting(prefix) or self._conn().execute(
                 "SELECT 1 FROM redirects WHERE alias >= ? AND alias < ? LIMIT 1", (canonical, raised)).fetchone() is not None
+        return self._kept_answer("name_prefixes", prefix, ask)
+
+    def _kept_answer(self, table: str, key: str, ask: Callable[[], object]):
+        """``ask()``'s answer for ``key``, kept in this snapshot's ``table`` of the process: its last
+        ``_RESOLVED_KEPT`` answers (a bound, not an LRU)."""
+        kept = _TABLES.setdefault(self.hash, {}).setdefault(table, {})
+        if key not in kept:
             if len(kept) >= _RESOLVED_KEPT:
                 kept.clear()
-            kept[prefix] = found
-        return found
+            kept[key] = ask()
+        return kept[key]
 
     def _resolve_in_sql(self, name: str) -> str | None:
         """``resolve`` by three indexed queries, without reading every title into memory (a large world);
@@ -683,22 +689,17 @@ class SnapshotStore:
         title = title_from_url(name)
         if not title:
             return None
-        kept = _TABLES.setdefault(self.hash, {}).setdefault("resolved", {})
-        if title in kept:
-            return kept[title]
-        conn = self._conn()
-        if conn.execute("SELECT 1 FROM pages WHERE title = ?", (title,)).fetchone():
-            found = title
-        elif row := conn.execute("SELECT target FROM redirects WHERE alias = ?", (title,)).fetchone():
-            found = row[0]
-        else:   # NOCASE is ASCII lower-casing, as ``resolve`` compares; its index lists equal titles by title
+        def ask() -> str | None:
+            conn = self._conn()
+            if conn.execute("SELECT 1 FROM pages WHERE title = ?", (title,)).fetchone():
+                return title
+            if row := conn.execute("SELECT target FROM redirects WHERE alias = ?", (title,)).fetchone():
+                return row[0]
+            # NOCASE is ASCII lower-casing, as ``resolve`` compares; its index lists equal titles by title
             same = [r[0] for r in conn.execute("SELECT title FROM pages WHERE title = ? COLLATE NOCASE LIMIT 2",
                                                (title,))]
-            found = same[0] if len(same) == 1 else None
-        if len(kept) >= _RESOLVED_KEPT:
-            kept.clear()
-        kept[title] = found
-        return found
+            return same[0] if len(same) == 1 else None
+        return self._kept_answer("resolved", title, ask)
 
     def has_title_starting(self, prefix: str) -> bool:
         """Does some page's title start with ``prefix``, ASCII case aside (SQLite's NOCASE, as titles
