@@ -210,14 +210,20 @@ def _figures_at(cands: list[Candidate], figure: str):
     return functools.lru_cache(maxsize=None)(lambda m: sorted(c.figure(figure) for c in cands[:m]))
 
 
-def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
+COUNTRY_STYLES = ("count", "sum", "threshold", "ranked")
+AIRPORT_STYLES = ("count", "threshold", "ranked")
+
+
+def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int], style: str | None = None) -> WideSpec | None:
+    """A countries stop around a point with a set size in ``size``, of a style drawn by ``rng`` (or the
+    ``style`` given: ``benchmarks/wide_room.py`` asks each in turn), or None where none is clean."""
     cands = country_candidates(ctx, lat, lng)
     distances = [c.distance_km for c in cands]
     radius_at = functools.lru_cache(maxsize=None)(lambda m: radius_for(distances, m))   # one radius per count
     twins = twin_countries(ctx)
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
-    style = rng.choice(["count", "sum", "threshold", "ranked"])
+    style = style or rng.choice(list(COUNTRY_STYLES))
     figures_at = _figures_at(cands, "population")
     figure, order, rank = rng.choice(["population", "area"]), rng.choice(["largest", "smallest"]), rng.randint(1, 4)
     for n in targets:
@@ -251,14 +257,15 @@ def closed_airports(ctx: StageContext) -> frozenset[str]:
     return ctx.memo("wide_closed_airports", lambda: frozenset(a.iata for a in _airports(ctx)[0] if a.closed))
 
 
-def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int]) -> WideSpec | None:
+def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int], style: str | None = None) -> WideSpec | None:
+    """An airports stop around a point, as ``_spec_countries`` makes a countries one."""
     cands = airport_candidates(ctx, lat, lng, MAX_RADIUS_KM["airports"] * (1 + EDGE_MARGIN))
     closed = closed_airports(ctx)
     distances = [c.distance_km for c in cands]
     radius_at = functools.lru_cache(maxsize=None)(lambda m: radius_for(distances, m))
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
-    style = rng.choice(["count", "threshold", "ranked"])
+    style = style or rng.choice(list(AIRPORT_STYLES))
     high = style == "threshold"
     rank = rng.randint(1, 3)
     figures_at = _figures_at(cands, "elevation")
