@@ -5,8 +5,8 @@ makers (``stages.wide``) around every capital of the country statistics (the com
 domain, style and band of set sizes: the share of capitals around which a clean set exists. For the
 countries domain it also counts, for every capital and every size n in a band, why n fails: no radius
 holds exactly the nearest n capitals with both edge margins and a capital near the edge
-(``radius_for``), the radius passes the domain's cap, or the set holds a twin. For the pages domain, the
-size of each country name's page set (the pages whose opening text holds the name as a whole word).
+(``radius_for``), the radius passes the domain's cap, or the set holds a country no set may hold
+(``doubtful_countries``: a twin, or one with no capital). For the pages domain, the size of each country name's page set (the pages whose opening text holds the name as a whole word).
 
 Whole-world (reads every capital and airport). Prints; never fails.
 
@@ -44,9 +44,9 @@ def main() -> None:
     started = time.perf_counter()
     ctx = StageContext.create(load_settings())
     capitals = wide._countries(ctx)
-    twins = wide.twin_countries(ctx)
+    doubtful = wide.doubtful_countries(ctx)
     print(f"world: {len(ctx.store)} pages; {len(capitals)} capitals of the country statistics as the input places; "
-          f"twins: {', '.join(sorted(twins)) or 'none'}")
+          f"no set holds: {', '.join(sorted(doubtful)) or 'none'}")
     print("\nshare of capitals around which the generator finds a set, by domain, style and size band")
     print(f"{'domain':9} {'style':9} " + " ".join(f"{f'{lo}-{hi}':>7}" for lo, hi in bands))
     makers = (("countries", wide.COUNTRY_STYLES, wide._spec_countries),
@@ -60,7 +60,7 @@ def main() -> None:
                 cells.append(_pct(found, len(capitals)))
             print(f"{domain:9} {style:9} " + " ".join(f"{c:>7}" for c in cells))
     print("\ncountries: why a size n fails around a capital (every capital, every n of the band)")
-    print(f"{'band':7} {'clean':>7} {'no radius':>10} {'past cap':>9} {'twin':>7}")
+    print(f"{'band':7} {'clean':>7} {'no radius':>10} {'past cap':>9} {'doubtful':>9}")
     for lo, hi in bands:
         tally: Counter[str] = Counter()
         for _name, lat, lng, _ in capitals:
@@ -69,10 +69,10 @@ def main() -> None:
             for n in range(lo, hi + 1):
                 r = wide.radius_for(distances, n)
                 tally["no radius" if r is None else "past cap" if r > wide.MAX_RADIUS_KM["countries"]
-                      else "twin" if twins & {c.key for c in cands[:n]} else "clean"] += 1
+                      else "doubtful" if doubtful & {c.key for c in cands[:n]} else "clean"] += 1
         total = sum(tally.values())
         print(f"{f'{lo}-{hi}':7} " + " ".join(f"{_pct(tally[k], total):>{w}}" for k, w in
-                                               (("clean", 7), ("no radius", 10), ("past cap", 9), ("twin", 7))))
+                                               (("clean", 7), ("no radius", 10), ("past cap", 9), ("doubtful", 9))))
     if len(ctx.store) <= wide.PAGE_SCAN_MAX:
         sizes = [len(wide.pages_with_word(ctx, name)) for name, _, _, _ in capitals if len(name) >= 4]
         print(f"\npages: the page sets of {len(sizes)} country names (pages whose opening text holds the name)")

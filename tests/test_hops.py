@@ -38,6 +38,7 @@ from pipeline.stages.hops import (
     hops_from,
     infobox_hops,
     named_hops,
+    numbered_elsewhere,
     sentence_names,
     titles_named,
 )
@@ -273,6 +274,30 @@ def test_a_sentence_about_languages_names_no_country():
     assert countries_named(sentence, country_known) is None
     assert countries_named("It is bordered by Belgium to the west and Germany to the east.", country_known) == [
         "Belgium", "Germany"]
+
+
+def test_two_compass_words_sharing_a_name_name_no_country():
+    """Blind race 17, R19: Homo habilis's "the Early Pleistocene of East and South Africa" was asked as
+    the country its first sentence names (South Africa): the regions of Africa to a reader who knows the
+    species. "North and South Korea" names two countries to a reader, one to the country data."""
+    for sentence in ("It lived in the Early Pleistocene of East and South Africa.",
+                     "Delegations of North and South Korea met at the border.",
+                     "It is found in Western, Central and East Africa."):
+        assert countries_named(sentence, country_known) is None, sentence
+    assert countries_named("South Africa and Namibia share a long border.", country_known) == ["South Africa",
+                                                                                                "Namibia"]
+    assert countries_named("It lies in South Korea, east of China.", country_known) == ["South Korea", "China"]
+
+
+def test_a_bare_name_the_text_also_numbers_is_no_hop(ctx):
+    """Blind race 17, R23: an-Nasir Muhammad "was overthrown ... by Baybars I and Sayf al-Din Salar. ...
+    he had Baybars executed": that Baybars was Baybars II, whom the world has no page for; the hop went by
+    title to Baybars, Baybars I, dead since 1277."""
+    lead = ctx.page("Al-Nasir Muhammad").lead
+    assert numbered_elsewhere(lead, "Baybars") and not numbered_elsewhere(lead, "Egypt")
+    assert not numbered_elsewhere("Louis XIV was king. Louis was born in 1638.", "Louis X")
+    assert "Baybars" not in {h.target for h in named_hops(ctx.page("Al-Nasir Muhammad"), ctx)}
+    assert "Egypt" in {h.target for h in named_hops(ctx.page("Al-Nasir Muhammad"), ctx)}
 
 
 def test_a_name_a_search_completes_into_a_thing_of_the_kind_stops_a_named_hop(ctx):

@@ -303,6 +303,18 @@ def test_every_wording_verbalize_offers_reads_back_to_the_value(ctx):
     assert checked >= 10
 
 
+def test_a_number_a_scale_word_follows_is_asked_by_what_it_is_only(ctx):
+    """Blind race 17, R21: Russia's "With a population of over 140 million" asked as "the third sentence
+    gives a number: what number?" is 140 to one reader and 140,000,000 to another; asked as "a population
+    in millions: how many millions?" (as R22 was asked) it is 140 to both."""
+    russia = ctx.toolbox.call("fetch_webpage", {"url": title_to_url("Russia")}).data
+    stop = _prose_stop(ctx, "Russia", "", "140 million")
+    assert stop.value == 140 and verbalize.scaled_numbers(stop.extraction.sentence) == {stop.extraction.number_index}
+    asks = verbalize.ask_options(stop, [], russia)
+    assert asks and all("a population in millions: how many millions?" in a for a in asks), asks
+    assert not verbalize.scaled_numbers("It was ransacked in 1812 by 300 soldiers.")
+
+
 def test_a_kind_naming_a_leg_page_falls_back_to_a_plain_number(ctx, toronto):
     stop = _prose_stop(ctx, "Toronto", "", "ransacked in the Battle")
     asks = verbalize.ask_options(stop, ["year"], toronto)

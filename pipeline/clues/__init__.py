@@ -55,6 +55,7 @@ from pipeline.clues.numbers import (
     number_kinds,
     ordinal,
     ordinal_value,
+    scaled_numbers,
 )
 from pipeline.clues.pages import (
     ASK,
@@ -241,6 +242,7 @@ __all__ = [
     "roadblock_inputs",
     "roadblock_pattern",
     "roadblock_reads",
+    "scaled_numbers",
     "search_words",
     "section_ref",
     "sentence_opening_ref",

@@ -103,6 +103,16 @@ def number_kinds(sentence: str) -> list[tuple[str, NumberKind]]:
     return [(m.group(0), kind_of_number(sentence, m.start(), m.end())) for m in NUMBER_RE.finditer(sentence)]
 
 
+_SCALE_AFTER = re.compile(r"\s(?:" + "|".join(SCALES) + r")\b")
+
+
+def scaled_numbers(sentence: str) -> set[int]:
+    """The indices (in ``number_kinds``'s order) of the numbers a scale word follows ("over 140 million"):
+    asked for "a number" of such a sentence, a reader may answer 140 or 140,000,000 (blind race 17, R21),
+    so such a number is asked only by what it is ("a population in millions: how many millions?")."""
+    return {i for i, m in enumerate(NUMBER_RE.finditer(sentence)) if _SCALE_AFTER.match(sentence, m.end())}
+
+
 def kind_of_number(sentence: str, start: int, end: int) -> NumberKind:
     """What the number at ``sentence[start:end]`` is, read from the words around it."""
     raw, before, after = sentence[start:end], sentence[:start], sentence[end:]

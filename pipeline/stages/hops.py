@@ -321,6 +321,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                     continue
                 if page_anchors(page, ctx).get(said) != title and named_otherwise(sentence, said, kind, page):
                     continue   # "the story of Santiago, an aging fisherman": a person, not the city (issue 34)
+                if page_anchors(page, ctx).get(said) != title and numbered_elsewhere(block, said):
+                    continue   # "by Baybars I ... he had Baybars executed": which Baybars? (blind race 17, R23)
                 alike = [t for t, p in pages.items()
                          if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
                 if (any(_area_mention(sentence, mentions[t]) for t in alike)
@@ -341,6 +343,13 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if readings == alike:
                     out.append(hop)
     return out
+
+
+def numbered_elsewhere(block: str, said: str) -> bool:
+    """Does the text also name ``said`` with a regnal number ("Baybars I")? Then the bare name may be
+    another of that name: an-Nasir Muhammad's "overthrown ... by Baybars I ... he had Baybars executed"
+    speaks of Baybars II, whom the world has no page for, and a reading by title went to Baybars I."""
+    return re.search(rf"(?<![\w-]){re.escape(said)}\s+[IVX]+\b", block) is not None
 
 
 def subject_called_short(sentence: str, title: str, name: str) -> bool:

@@ -54,6 +54,7 @@ from pipeline.clues import (
     page_clue_text,
     position_ask,
     roadblock_clue,
+    scaled_numbers,
     search_words,
     section_ref,
     sentence_opening_ref,
@@ -213,7 +214,8 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
             # what a number is ("a population in millions") only where it is the sentence's one number: a
             # reader tells "a population" from "a number in millions" by no rule of ours (issue 21, a racer)
             kinds.append((target, [ex.number_index]))
-        kinds.append((None, list(range(len(numbers)))))
+        if ex.number_index not in scaled_numbers(ex.sentence):   # "140 million": 140, or 140,000,000?
+            kinds.append((None, list(range(len(numbers)))))
     out = []
     for where, block in wheres:
         for sentence in sentence_refs(block, ex.sentence.strip(), names):

@@ -101,16 +101,21 @@ def _countries(ctx: StageContext) -> list[tuple[str, float, float, tuple]]:
     return ctx.memo("wide_countries", read)
 
 
-def twin_countries(ctx: StageContext) -> frozenset[str]:
-    """Countries of the statistics that share their capital's point with another listed one ("Serbia and
-    Montenegro" beside Serbia): a reader may count the old state or not (blind race 34, R25), so no
-    wide set holds one."""
+def doubtful_countries(ctx: StageContext) -> frozenset[str]:
+    """Countries of the statistics no set may hold, because a reader may count them or not:
+    - those sharing their capital's point with another listed one ("Serbia and Montenegro" beside Serbia:
+      the old state, blind race 34, R25);
+    - those the statistics name no capital for (Macau, Heard Island and McDonald Islands): a set is of
+      the countries "whose capital lies within R km", and the tools place such a country at its centre,
+      so a reader may count it or leave it out (blind race 17, R07 and R14)."""
     def find() -> frozenset[str]:
         at: dict[tuple[float, float], list[str]] = {}
         for name, lat, lng, _ in _countries(ctx):
             at.setdefault((round(lat, 3), round(lng, 3)), []).append(name)
-        return frozenset(n for names in at.values() if len(names) > 1 for n in names)
-    return ctx.memo("wide_twin_countries", find)
+        twins = {n for names in at.values() if len(names) > 1 for n in names}
+        listed = gazetteer(ctx.settings.world_dir, ctx.settings.derived_dir).country_list()
+        return frozenset(twins | {c.name for c in listed if not c.capital})
+    return ctx.memo("wide_doubtful_countries", find)
 
 
 def _airports(ctx: StageContext) -> tuple[list, np.ndarray]:
@@ -220,7 +225,7 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int], st
     cands = country_candidates(ctx, lat, lng)
     distances = [c.distance_km for c in cands]
     radius_at = functools.lru_cache(maxsize=None)(lambda m: radius_for(distances, m))   # one radius per count
-    twins = twin_countries(ctx)
+    doubtful = doubtful_countries(ctx)
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
     style = style or rng.choice(list(COUNTRY_STYLES))
@@ -228,13 +233,13 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int], st
     figure, order, rank = rng.choice(["population", "area"]), rng.choice(["largest", "smallest"]), rng.randint(1, 4)
     for n in targets:
         if style == "threshold":   # the nearest m by capital, then those of them at least T people
-            spec = _threshold_spec("countries", "population", cands, n, twins, radius_at,
+            spec = _threshold_spec("countries", "population", cands, n, doubtful, radius_at,
                                    lambda lo, hi: (lo * (1 + FIGURE_MARGIN), hi * (1 - FIGURE_MARGIN)), figures_at)
             if spec:
                 return spec
             continue
         r = radius_at(n)
-        if r is None or r > MAX_RADIUS_KM["countries"] or twins & {c.key for c in cands[:n]}:
+        if r is None or r > MAX_RADIUS_KM["countries"] or doubtful & {c.key for c in cands[:n]}:
             continue
         members = sorted(c.key for c in cands[:n])
         if style == "ranked":
