@@ -210,7 +210,20 @@ def read_countries(sentence: str, is_country: Callable[[str], bool]) -> tuple[st
         return None
     if len({country_key(name) for name in out}) != len(set(out)):
         return None   # "Israel, officially the State of Israel": one country or two? (a blind racer counted two)
+    if any(named_as(sentence, name) for name in out):
+        return None   # "Jacob, later given the name Israel": a person's name, or the country?
     return tuple(out)
+
+
+# words that make the name after them a name talked about, not the thing it names: "Jacob, later given the
+# name Israel" (blind race 18, R13), "a town called Paris", "nicknamed Chicago"
+NAMING = re.compile(r"\b(?:the name|named|renamed|nicknamed|surnamed|called)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def named_as(sentence: str, name: str) -> bool:
+    """Is ``name`` in the sentence right after words that give it as a name (``NAMING``)?"""
+    at = re.search(rf"(?<![\w'’-]){re.escape(name)}(?![\w-])", sentence)
+    return at is not None and NAMING.search(sentence[:at.start()]) is not None
 
 
 # a lowercase kind of place right after a name makes the name a feature's, not a country's ("Mali rivers")

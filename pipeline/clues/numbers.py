@@ -170,7 +170,8 @@ DOUBTFUL_NUMBER = re.compile(r"(?<![\d.,]\s)(?<![\d.,])\b(?:" + "|".join(_NUMBER
                              # 20-kilometre-long (12-mile) coast": race 13, R17; up to four words of unit and
                              # a "/" in the bracket, "25.5 inhabitants per square kilometre (66/sq mi)": race
                              # 14, R03)
-                             r"|\d[\d,.]*[\s-]?(?:[^\W\d_]+²?[\s-]?|°\s?[CF]?\s?){1,4}\(\s*"
+                             # (a unit's power may be written as a digit: "2,780,085 km2 (1,073,397 mi2)", race 18, R08)
+                             r"|\d[\d,.]*[\s-]?(?:[^\W\d_]+(?:²|³|[23](?![\d,.]))?[\s-]?|°\s?[CF]?\s?){1,4}\(\s*"
                              r"(?:about |approximately |approx\. ?|c\. ?|ca\. ?|~)?[$€£]?\d[\d,.]*[\s/-]?(?:[^\W\d_]|°|%)[^()]*\)"
                              # a number made a word's part by a hyphen: "a 3-way, 1,216 km long highway" gives
                              # one number to some readers, two to others (blind race 13, R14)

@@ -36,7 +36,7 @@ _COUNTRIES = re.compile(
     r"(?P<order>largest|smallest) (?P<figure>population|area) as the country statistics give it: what is its "
     r"(?P=figure) in (?:millions of people|thousands of square kilometres), rounded to a whole number\?)")
 _AIRPORTS = re.compile(
-    r"Collect every airport with an IATA code(?: whose ground lies at least (?P<threshold>[\d,.]+) m above sea level, "
+    r"Collect every airport with an IATA code(?:, with scheduled flights or not,)?(?: whose ground lies at least (?P<threshold>[\d,.]+) m above sea level, "
     r"as the map elevation gives it at the airport's point, and)? that lies within (?P<radius>[\d,.]+) km, as the crow "
     r"flies, of " + _REF + r"\. (?:How many airports is that\?|(?P<highest>Among them, take the airport whose ground "
     r"lies " + _RANK + r"highest, as the map elevation gives it at the airport's point: how many metres above sea "

@@ -42,7 +42,7 @@ from pipeline.clues import (
     plural,
     singulars,
 )
-from pipeline.execute import NAME_RUN, NOT_NAMES, countries_named, country_known, country_like, get_path
+from pipeline.execute import NAME_RUN, NOT_NAMES, countries_named, country_known, country_like, get_path, named_as
 from pipeline.model import Relation
 from pipeline.snapshot.page import compiled, subject_name
 from pipeline.snapshot.store import ASCII_LOWER
@@ -584,6 +584,8 @@ def named_otherwise(sentence: str, said: str, kind: str, page) -> bool:
         return True
     if noun_of(kind) not in PLACE_NOUNS:
         return False
+    if named_as(sentence, said):
+        return True   # "Jacob, later given the name Israel": a name given, not the country (blind race 18, R13)
     prior = re.search(r"([a-z][\w'-]*)\s+$", before)
     if (prior and reading_of(prior.group(1))) or set(said.split()) <= _makers(page):
         return True

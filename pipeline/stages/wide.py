@@ -258,7 +258,8 @@ def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int], st
 def closed_airports(ctx: StageContext) -> frozenset[str]:
     """The IATA codes of airports OurAirports marks closed (Hellinikon, Tegel): their codes are withdrawn
     or given to another airport, so a reader counting "every airport with an IATA code" may leave them
-    out; no airport set holds one."""
+    out; no airport set holds one. (One without scheduled flights, an air base, may be in a set: the clue
+    says "with scheduled flights or not", blind race 18, R10.)"""
     return ctx.memo("wide_closed_airports", lambda: frozenset(a.iata for a in _airports(ctx)[0] if a.closed))
 
 
