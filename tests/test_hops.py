@@ -39,6 +39,7 @@ from pipeline.stages.hops import (
     infobox_hops,
     named_hops,
     numbered_elsewhere,
+    own_name_part,
     sentence_names,
     titles_named,
 )
@@ -298,6 +299,17 @@ def test_a_bare_name_the_text_also_numbers_is_no_hop(ctx):
     assert not numbered_elsewhere("Louis XIV was king. Louis was born in 1638.", "Louis X")
     assert "Baybars" not in {h.target for h in named_hops(ctx.page("Al-Nasir Muhammad"), ctx)}
     assert "Egypt" in {h.target for h in named_hops(ctx.page("Al-Nasir Muhammad"), ctx)}
+
+
+def test_a_word_of_the_pages_own_name_inside_a_longer_name_is_no_hop(ctx):
+    """Found reviewing blind race 17's R23 seed: an-Nasir Muhammad's first sentence, "Al-Malik an-Nasir Nasir
+    ad-Din Muhammad ibn Qalawun, commonly known as an-Nasir Muhammad, ...", gave a hop to Muhammad (the
+    prophet): the sultan's own name. Standing alone, a word of the title is the other page's name."""
+    assert "Muhammad" not in {h.target for h in named_hops(ctx.page("Al-Nasir Muhammad"), ctx)}
+    assert "Toronto" in {h.target for h in named_hops(ctx.page("University of Toronto"), ctx)}
+    assert own_name_part("The Toronto Star is a Canadian newspaper.", "Toronto", "Toronto Star")
+    assert not own_name_part("It is a public research university in Toronto, Ontario.", "Toronto",
+                             "University of Toronto")
 
 
 def test_a_name_a_search_completes_into_a_thing_of_the_kind_stops_a_named_hop(ctx):

@@ -321,6 +321,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                     continue
                 if page_anchors(page, ctx).get(said) != title and named_otherwise(sentence, said, kind, page):
                     continue   # "the story of Santiago, an aging fisherman": a person, not the city (issue 34)
+                if page_anchors(page, ctx).get(said) != title and own_name_part(sentence, said, page.title):
+                    continue   # "Nasir ad-Din Muhammad ibn Qalawun" on his page: his name, not the prophet's page
                 if page_anchors(page, ctx).get(said) != title and numbered_elsewhere(block, said):
                     continue   # "by Baybars I ... he had Baybars executed": which Baybars? (blind race 17, R23)
                 alike = [t for t, p in pages.items()
@@ -343,6 +345,18 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if readings == alike:
                     out.append(hop)
     return out
+
+
+def own_name_part(sentence: str, said: str, title: str) -> bool:
+    """Is ``said`` a word (or words) of the page's own title that the sentence writes inside a longer name,
+    after another capitalised word? Then it is the subject's own name: an-Nasir Muhammad's "Nasir ad-Din
+    Muhammad ibn Qalawun, commonly known as an-Nasir Muhammad" names no prophet, "The Toronto Star is a
+    newspaper" no city. Standing alone ("a university in Toronto" on University of Toronto's page) it is
+    the other page's name."""
+    if said == title or not re.search(rf"(?<![\w'’-]){re.escape(said.lower())}(?![\w'’-])", subject_name(title).lower()):
+        return False
+    return any(re.search(r"(?:^|\s)[\w'’-]*[A-Z][\w'’]*[\s-]$", sentence[:m.start()])
+               for m in re.finditer(rf"(?<![\w'’-]){re.escape(said)}(?![\w'’-])", sentence))
 
 
 def numbered_elsewhere(block: str, said: str) -> bool:
