@@ -319,12 +319,14 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if (_country_doubt(sentence, said, kind) or _qualified_elsewhere(sentence, said, target)
                         or _in_compound(sentence, said, page, ctx) or _among_regions(sentence, said, kind)):
                     continue
-                if page_anchors(page, ctx).get(said) != title and named_otherwise(sentence, said, kind, page):
-                    continue   # "the story of Santiago, an aging fisherman": a person, not the city (issue 34)
-                if page_anchors(page, ctx).get(said) != title and own_name_part(sentence, said, page.title):
-                    continue   # "Nasir ad-Din Muhammad ibn Qalawun" on his page: his name, not the prophet's page
-                if page_anchors(page, ctx).get(said) != title and numbered_elsewhere(block, said):
-                    continue   # "by Baybars I ... he had Baybars executed": which Baybars? (blind race 17, R23)
+                # read by its title, not through a link to the page, the name may be someone's or something else's:
+                # "the story of Santiago, an aging fisherman" (a person, not the city: issue 34), "Nasir ad-Din
+                # Muhammad ibn Qalawun" on his own page (his name, not the prophet's), "by Baybars I ... he had
+                # Baybars executed" (which Baybars? blind race 17, R23)
+                if page_anchors(page, ctx).get(said) != title and (
+                        named_otherwise(sentence, said, kind, page) or own_name_part(sentence, said, page.title)
+                        or numbered_elsewhere(block, said)):
+                    continue
                 alike = [t for t, p in pages.items()
                          if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
                 if (any(_area_mention(sentence, mentions[t]) for t in alike)
