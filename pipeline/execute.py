@@ -516,7 +516,7 @@ class WideFind:
 
     def ranked(self, spec: WideSpec) -> list[float]:
         """The members' figures in the order a ``largest``/``smallest`` stop ranks them (ties cannot
-        decide a rank: the generator keeps neighbours apart)."""
+        decide a rank: the generator keeps every figure down to the rank's neighbour apart)."""
         return sorted((self.figures[m] for m in self.members), reverse=spec.aggregate == "largest")
 
 
@@ -591,6 +591,9 @@ def wide_value(spec: WideSpec, find: WideFind) -> int:
         ranked = find.ranked(spec)
         if not spec.rank or spec.rank > len(ranked):
             raise StopFailed(f"the set holds {len(ranked)} members, the stop asks for rank {spec.rank}")
+        if len(set(ranked[:spec.rank])) < spec.rank:   # blind race 19, R25: two airports at 838 m, then 754
+            raise StopFailed(f"figures tie above rank {spec.rank}: counted by members or by figures, the "
+                             f"rank gives two values ({ranked[:spec.rank + 1]})")
         return finalize_number(ranked[spec.rank - 1] / WIDE_FIGURE_UNIT[spec.figure])
     raise StopFailed(f"unknown wide aggregate {spec.aggregate!r}")
 

@@ -20,7 +20,7 @@ def wide_clue(spec: WideSpec, role: str, clue: int) -> str:
     """A wide stop's clue over the answer of clue ``clue`` (a ``role``: place or country)."""
     origin = f"the capital of {input_ref('country', clue)}" if role == "country" else input_ref(role, clue)
     return render("wide.j2", domain=spec.domain, aggregate=spec.aggregate, clue=clue, origin=origin,
-                  own=role == "country", radius=_number(spec.radius_km or 0),
+                  own=role == "country", at_place=role == "place", radius=_number(spec.radius_km or 0),
                   threshold=_number(spec.threshold) if spec.threshold else None, figure=spec.figure,
                   rank_word=f"{ORDINALS[spec.rank - 1]} " if spec.rank and spec.rank > 1 else "")
 
@@ -30,7 +30,7 @@ _RANK = r"(?:(?P<rank>" + "|".join(ORDINALS[1:]) + r") )?"
 _COUNTRIES = re.compile(
     r"Collect every country of the country statistics(?: whose population is at least (?P<threshold>[\d,.]+) people "
     r"as the country statistics give it and)? whose capital lies within (?P<radius>[\d,.]+) km, as the crow flies, of "
-    + _REF + r"(?: \(that country itself not excluded\))?\. "
+    + _REF + r"(?: \((?:that country itself|a country whose capital is that place itself) not excluded\))?\. "
     r"(?:(?P<sum>What is their total population in millions as the country statistics give it, rounded to a whole "
     r"number at the end\?)|How many countries is that\?|Among them, take the country with the " + _RANK +
     r"(?P<order>largest|smallest) (?P<figure>population|area) as the country statistics give it: what is its "

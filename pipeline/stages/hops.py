@@ -362,10 +362,12 @@ def own_name_part(sentence: str, said: str, title: str) -> bool:
 
 
 def numbered_elsewhere(block: str, said: str) -> bool:
-    """Does the text also name ``said`` with a regnal number ("Baybars I")? Then the bare name may be
-    another of that name: an-Nasir Muhammad's "overthrown ... by Baybars I ... he had Baybars executed"
-    speaks of Baybars II, whom the world has no page for, and a reading by title went to Baybars I."""
-    return re.search(rf"(?<![\w-]){re.escape(said)}\s+[IVX]+\b", block) is not None
+    """Does the text also name ``said`` with a regnal number ("Baybars I") or a number ("Apollo 17")? Then
+    the name is part of a longer one and the bare name may be another's: an-Nasir Muhammad's "overthrown
+    ... by Baybars I ... he had Baybars executed" speaks of Baybars II, whom the world has no page for, and
+    a reading by title went to Baybars I; The Blue Marble's "the Apollo 17 spacecraft" names a mission,
+    and a reading by title went to the god (blind race 19, R24)."""
+    return re.search(rf"(?<![\w-]){re.escape(said)}\s+(?:[IVX]+|\d+)\b", block) is not None
 
 
 def subject_called_short(sentence: str, title: str, name: str) -> bool:

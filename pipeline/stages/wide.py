@@ -297,20 +297,21 @@ def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int], sty
 
 def _ranked_clear(members: list[Candidate], figure: str, order: str, rank: int, margin: float, *,
                   relative: bool) -> bool:
-    """May a stop ask the ``rank``-th ``order`` (largest | smallest) ``figure`` of these members? Its
-    neighbours in the ranking lie more than ``margin`` away (per cent of the larger with ``relative``,
-    else in the figure's unit), so no reading of a figure swaps the rank; and the figure in the clue's
+    """May a stop ask the ``rank``-th ``order`` (largest | smallest) ``figure`` of these members? Every
+    figure ranked above it, it and the one after it lie more than ``margin`` apart (per cent of the
+    larger with ``relative``, else in the figure's unit), so no reading of a figure swaps the rank and
+    no tie above it lets "the third highest" count figures instead of members (blind race 19, R25:
+    two airports at 838 m); and the figure in the clue's
     unit is a whole number of at least 2 whose fraction is clear of one half (never one that rounds to
     zero or to its own unit, nor one a reader may round either way)."""
     if rank > len(members):
         return False
     ranked = sorted((c.figure(figure) for c in members), reverse=order == "largest")
     at = ranked[rank - 1]
-    for k in (rank - 2, rank):
-        if 0 <= k < len(ranked):
-            gap = abs(ranked[k] - at)
-            if gap <= (margin / 100 * max(abs(ranked[k]), abs(at)) if relative else margin):
-                return False
+    for high, low in zip(ranked[:rank], ranked[1:rank + 1]):
+        gap = abs(high - low)
+        if gap <= (margin / 100 * max(abs(high), abs(low)) if relative else margin):
+            return False
     value = at / WIDE_FIGURE_UNIT[figure]
     return value >= 2 and abs(value - math.floor(value) - 0.5) >= HALF_MARGIN
 
