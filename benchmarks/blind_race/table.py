@@ -23,8 +23,9 @@ def table(folder: Path) -> list[str]:
     budgets: dict[tuple[str, str], list[int]] = {}
     for entry in index.values():
         budgets.setdefault((entry["variant"], entry["level"]), []).append(entry["budget"])
-    lines = ["| variant | level | n | FA % | PVR % | wide recall % | wide precision % | calls per leg "
-             "| budget (median) | budget hits |",
+    header = ("| variant | level | n | FA % | PVR % | wide recall % | wide precision % | calls per leg "
+              "| budget (median) | budget hits |")
+    lines = [header,
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for g in score["groups"]:
         median = statistics.median(budgets.get((g["variant"], g["level"]), [0]))

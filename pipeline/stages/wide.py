@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import random
 from dataclasses import dataclass
@@ -308,7 +309,7 @@ def _ranked_clear(members: list[Candidate], figure: str, order: str, rank: int, 
         return False
     ranked = sorted((c.figure(figure) for c in members), reverse=order == "largest")
     at = ranked[rank - 1]
-    for high, low in zip(ranked[:rank], ranked[1:rank + 1]):
+    for high, low in itertools.pairwise(ranked[:rank + 1]):
         gap = abs(high - low)
         if gap <= (margin / 100 * max(abs(high), abs(low)) if relative else margin):
             return False
