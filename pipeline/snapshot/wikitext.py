@@ -791,14 +791,26 @@ def _infobox_type(t: Template) -> str:
 
 def parse_infobox(t: Template) -> tuple[list[InfoboxField], tuple[float, float] | None]:
     """Every non-empty parameter as an ``InfoboxField``, plus coordinates found in the infobox."""
+    fields, coords, _, _ = _parse_infobox(t)
+    return fields, coords
+
+
+def _parse_infobox(t: Template) -> tuple[list[InfoboxField], tuple[float, float] | None, list[str], list]:
+    """``parse_infobox``, plus the links and anchors of all the template's values, as rendering each
+    value once more with one shared ``_Context(prose=False)`` would give: a context changes nothing a
+    render returns or records but its prose flag, so they are those of each value's own render (the
+    infobox's values were rendered twice, once for fields and once for links). A value whose name is
+    empty has no field; it is rendered for its links after the others, in order, as it was before."""
     fields: list[InfoboxField] = []
     coords: tuple[float, float] | None = None
     raw: dict[str, str] = {}
-    for p in t.params:
+    params = t.params
+    rendered: list[_Context | None] = [None] * len(params)
+    for i, p in enumerate(params):
         name = " ".join(str(p.name).split())
         if not name:
             continue
-        ctx = _Context(prose=False)
+        ctx = rendered[i] = _Context(prose=False)
         text = _tidy_text(Renderer(ctx).render(p.value), lines_sep=", ")
         raw[name.lower()] = text
         if not text:
@@ -814,7 +826,16 @@ def parse_infobox(t: Template) -> tuple[list[InfoboxField], tuple[float, float] 
                                quantity_hint=quantity_hint))
     if coords is None:
         coords = _infobox_latlon(raw)
-    return fields, coords
+    links: list[str] = []
+    anchors: list[tuple[str, str]] = []
+    for i, p in enumerate(params):
+        if rendered[i] is None:
+            ctx = rendered[i] = _Context(prose=False)
+            Renderer(ctx).render(p.value)
+    for ctx in rendered:
+        links += ctx.links
+        anchors += ctx.anchors
+    return fields, coords, links, anchors
 
 
 def _infobox_latlon(raw: dict[str, str]) -> tuple[float, float] | None:
@@ -879,15 +900,10 @@ def page_from_wikitext(title: str, text: str, *, source: str = "", revision_ts: 
 
     ctx = _Context()
     infobox_t = _find_infobox(code) if maybe_infobox else None
-    fields, infobox_coords = parse_infobox(infobox_t) if infobox_t is not None else ([], None)
     if infobox_t is not None:
-        links_ctx = _Context(prose=False)
-        for p in infobox_t.params:
-            Renderer(links_ctx).render(p.value)
-        infobox_links = links_ctx.links
-        infobox_anchors = links_ctx.anchors
+        fields, infobox_coords, infobox_links, infobox_anchors = _parse_infobox(infobox_t)
     else:
-        infobox_links, infobox_anchors = [], []
+        fields, infobox_coords, infobox_links, infobox_anchors = [], None, [], []
 
     # split top-level nodes at headings
     chunks: list[tuple[int, str, list]] = [(0, "", [])]
