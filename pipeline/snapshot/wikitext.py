@@ -540,6 +540,7 @@ _SPACE_CLOSE_RE = re.compile(r"\s+\)")
 _OPEN_SPACE_RE = re.compile(r"([(])\s+")
 _QUOTES_RE = re.compile(r"''+")
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
+_SPACE_BEFORE_PUNCT_RE = re.compile(r" [,.;:!?]")   # where _SPACE_PUNCT_RE can match in a collapsed line
 
 
 def _tidy_text(text: str, *, lines_sep: str | None = None) -> str:
@@ -549,7 +550,9 @@ def _tidy_text(text: str, *, lines_sep: str | None = None) -> str:
         line = " ".join(raw.split())
         if not line:
             continue
-        # each substitution only where its pattern can match (they add no bracket nor quote)
+        collapsed = line
+        # each substitution only where its pattern can match (they add no bracket nor quote, nor any
+        # whitespace: the line's only whitespace is " ", which \s+ before punctuation must end with)
         if line[0] in "*#:;":
             line = _BULLET_RE.sub("", line)
         if "(" in line:
@@ -558,14 +561,16 @@ def _tidy_text(text: str, *, lines_sep: str | None = None) -> str:
             line = _CLOSE_DEBRIS_RE.sub(")", line)
         if "(" in line:
             line = _EMPTY_PARENS_RE.sub("", line)
-        line = _SPACE_PUNCT_RE.sub(r"\1", line)
+        if _SPACE_BEFORE_PUNCT_RE.search(line):
+            line = _SPACE_PUNCT_RE.sub(r"\1", line)
         if ")" in line:
             line = _SPACE_CLOSE_RE.sub(")", line)
         if "(" in line:
             line = _OPEN_SPACE_RE.sub(r"\1", line)
         if "''" in line:
             line = _QUOTES_RE.sub("", line)
-        line = " ".join(line.split())
+        if line is not collapsed:       # changed (re's sub returns the very string when it replaces nothing)
+            line = " ".join(line.split())
         if line:
             lines.append(line)
     if lines_sep is not None:
