@@ -137,7 +137,14 @@ def _entity(toks: list, tok) -> HTMLEntity:
 def _heading(toks: list, tok) -> Heading:
     nodes: list = []
     _until(toks, _HEADING_STOPS, nodes, "_handle_heading")
-    return Heading(_code(nodes), tok.get("level"))
+    title = _code(nodes)
+    level = int(tok.get("level"))    # Heading.__init__ through its setters (its parse_anything imports 4 modules a call)
+    if level < 1 or level > 6:
+        raise ValueError(level)
+    node = _new(Heading)
+    node._title = title
+    node._level = level
+    return node
 
 
 def _comment(toks: list, tok) -> Comment:
