@@ -7,18 +7,18 @@ from pathlib import Path
 import pytest
 
 # The modules that take longest, longest first (seconds summed over their tests in a default run on
-# the 2-core machine, 8 s and more; measured with --junitxml on 2026-12-02). xdist hands each worker whole modules
+# the 2-core machine, 5 s and more; measured with --junitxml on 2026-12-03). xdist hands each worker whole modules
 # (--dist loadfile) in collection order, so these go first and the many short modules fill in at the
 # end: no worker sits idle while the other finishes one long module. xdist's own order (most tests
 # first, --loadscope-reorder, on by default) put single-test modules of 40 s and more at the very end.
 HEAVY_FIRST = (
-    "test_attribute", "test_harbor_export", "test_dask_runner", "test_generate_cli", "test_inspect_tasks",
-    "test_task_counts", "test_snapshot_stream", "test_os_kinds", "test_derive", "test_atp", "test_faults",
-    "test_sandbox", "test_task_races", "test_publish", "test_no_orphans", "test_legs", "test_trajectories",
-    "test_imported_seeds", "test_math_competition", "test_atp_content", "test_os_tasks", "test_race10_defects",
-    "test_mcp_server", "test_validate_anywhere", "test_sandbox_escape", "test_snapshot_importers",
-    "test_cli_errors", "test_tools_cli", "test_derived", "test_cache_code_version", "test_consumer_forms",
-    "test_search_paging", "test_tool_view", "test_git_tasks", "test_report", "test_snapshot_store",
+    "test_attribute", "test_os_kinds", "test_sandbox", "test_inspect_tasks", "test_publish", "test_harbor_export",
+    "test_task_races", "test_generate_cli", "test_atp", "test_task_counts", "test_faults", "test_snapshot_stream",
+    "test_os_tasks", "test_no_orphans", "test_mcp_server", "test_trajectories", "test_sandbox_escape",
+    "test_math_competition", "test_validate_anywhere", "test_race10_defects", "test_derive", "test_consumer_forms",
+    "test_tools_cli", "test_git_tasks", "test_legs", "test_search_paging", "test_snapshot_store",
+    "test_synthetic_wiki", "test_cli_errors", "test_derived", "test_snapshot_importers", "test_atp_content",
+    "test_wide_tools",
 )
 
 

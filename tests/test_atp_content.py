@@ -157,6 +157,10 @@ def test_difficulty_spreads_over_levels_and_grows_with_the_proof():
 
 
 # ---- coqc: golden proofs and the generic tactics ------------------------------------------------
+# slow: 9-20 s of coqc on a 21-row build; tests/test_atp.py::test_coq_accepts_every_golden_proof keeps coqc on the
+# golden proof of every topic, and test_atp.py::test_build_is_byte_identical_and_validate_catches_tampering a
+# build that validates, in the default run
+@pytest.mark.slow
 @needs_coq
 @pytest.mark.coq
 @COQ

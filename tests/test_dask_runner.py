@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from pipeline.config import PROJECT_ROOT
 
 
@@ -15,6 +17,9 @@ def generate(out, runner, env):
                           cwd=PROJECT_ROOT, env=env, check=False, capture_output=True, text=True, timeout=900)
 
 
+# slow: 40 s of Dask start-up; tests/test_release_runs.py::test_two_worker_processes_make_the_bytes_one_makes keeps
+# byte-identity of parallel runs in the default run
+@pytest.mark.slow
 def test_dask_run_matches_thread_run_byte_for_byte(tmp_path):
     env = {**os.environ, "LEGWORK_CACHE": str(tmp_path / "cache.sqlite"), "PREFECT_HOME": str(tmp_path / "prefect")}
     dask = generate(tmp_path / "dask", "dask", env)

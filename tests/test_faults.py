@@ -213,10 +213,13 @@ def _rows(path: Path) -> list[dict]:
     return pq.read_table(path).to_pylist()
 
 
-@pytest.mark.parametrize("count", [20, pytest.param(100, marks=pytest.mark.slow)])
+# slow: 8-11 s of two CLI generations computing every value anew (faults keep nothing); the default run keeps the
+# parts: test_a_failed_probe_makes_the_fact_unusable_not_the_leg, test_faults_raise_tool_errors_and_are_never_recorded,
+# test_faults_give_the_same_artifacts_with_one_or_two_threads and test_legs.py's resume test
+@pytest.mark.parametrize("count", [pytest.param(20, marks=pytest.mark.slow), pytest.param(100, marks=pytest.mark.slow)])
 def test_legs_under_10_percent_faults_then_resumed_without(tmp_path, count):
-    """20 legs in the default suite (about 10 s; at least 2 of them meet a fault), the 100 the issue asks
-    for with -m slow (about 45 s)."""
+    """20 legs (about 10 s; at least 2 of them meet a fault) and the 100 the issue asks for (about 45 s),
+    both with -m slow."""
     out, cache = tmp_path / "run", tmp_path / "cache.sqlite"
     done = _generate(out, cache, "rate=0.1,seed=7,latency_ms=1,timeout_ms=1", count)
     assert done.returncode == 0 or "generation incomplete" in done.stderr, done.stderr[-2000:]

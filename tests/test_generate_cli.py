@@ -63,6 +63,10 @@ def test_validate_needs_no_cache_of_the_generator(tmp_path):
     assert f"golden traces: {calls} calls re-executed, 0 checked against the trace only" in val.stdout
 
 
+# slow: 9 s, two CLI generations and a kill; tests/test_legs.py::
+# test_same_inputs_give_identical_bytes_and_resume_finishes_the_same keeps a resumed run's bytes equal to an
+# uninterrupted run's and its finished artifacts not redone in the default run
+@pytest.mark.slow
 def test_a_run_killed_midway_resumes_to_the_same_bytes(tmp_path):
     """kill -9 during generation, then the same command again: the result equals an uninterrupted run."""
     args = ["pipeline.generate", "--difficulty", "medium", "--variant", "dag", "--count", "4", "--seed", "11",

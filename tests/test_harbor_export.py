@@ -83,13 +83,19 @@ def venv(exported, tmp_path_factory) -> Path:
     runs in) but takes ``pipeline`` from the export's wheel only."""
     out, _ = exported
     d = tmp_path_factory.mktemp("venv") / "v"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(d)], check=True, timeout=120)
+    # no pip of its own (ensurepip is 3 s): the pip of the packages it sees installs the wheel into it
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(d)], check=True,
+                   timeout=120)
     # the running venv's packages after the new venv's own (plain paths: its .pth files, such as an
     # editable install of this checkout, are not run)
     [own] = (d / "lib").glob("python3*/site-packages")
     (own / "_legwork_running_env.pth").write_text("".join(f"{p}\n" for p in running_site_packages()))
     [whl] = (out / SHARED).glob("legwork-*.whl")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    if subprocess.run([str(d / "bin" / "python"), "-c", "import pip"], env=env, cwd=d, check=False,
+                      capture_output=True).returncode != 0:      # no pip among the packages it sees
+        subprocess.run([str(d / "bin" / "python"), "-m", "ensurepip"], env=env, cwd=d, check=True, timeout=300,
+                       capture_output=True)
     # --ignore-installed: the system's own (editable) legwork must not count as installed
     subprocess.run([str(d / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
                     "--ignore-installed", str(whl)], env=env, cwd=d, check=True, timeout=300, capture_output=True)
@@ -293,6 +299,10 @@ def test_oracle_scores_one_and_a_wrong_answer_zero_with_the_wheel_alone(exported
 AAR = PROJECT_ROOT.parent / "shared" / "anchors" / "aar" / "data"
 
 
+# slow: 11 s of 13 tool-call processes; in the default run test_inspect_tasks.py::
+# test_scripted_oracle_earns_one_on_an_imported_aar_leg keeps this leg's oracle calls (oracle_calls, which solve.sh
+# replays) earning 1 on every figure, test_oracle_scores_one_and_a_wrong_answer_zero_with_the_wheel_alone solve.sh
+@pytest.mark.slow
 @pytest.mark.skipif(not AAR.is_dir(), reason="the AAR anchors are absent")
 def test_the_oracle_earns_one_on_every_figure_of_imported_aar_legs(wheel, venv, tmp_path):
     """Imported legs have no golden trace: solve.sh replays the calls the oracle's executor makes here

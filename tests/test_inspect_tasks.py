@@ -214,6 +214,10 @@ def test_hub_legs_are_read_at_the_pinned_revision(monkeypatch, world):
                      ("rows", "org/legwork-release", "legs_dag", "test", "0123abc")]
 
 
+# slow: 4-5 s of an Inspect eval over the 3 legs; test_scripted_oracle_earns_one_on_an_imported_aar_leg keeps
+# --model legwork/oracle earning 1 on every figure, and test_race_legs_scores_like_pipeline_score the golden calls
+# through the same task, server and scorer, in the default run
+@pytest.mark.slow
 def test_scripted_oracle_model_races_offline(world, tmp_path):
     """``--model legwork/oracle``: the golden solutions through the same task, server and scorer."""
     from pipeline.agents.inspect.tasks import race_legs

@@ -84,9 +84,11 @@ def test_same_inputs_give_identical_bytes_and_resume_finishes_the_same(tmp_path,
         if p.name[0] in "5678":
             p.unlink()
     (tmp_path / "b" / "legs.parquet").unlink()
+    finished = {p: p.stat().st_mtime_ns for p in (tmp_path / "b" / "artifacts").rglob("*.parquet")}
     c, _ = generate(tmp_path / "b", shared_cache, "medium", "dag", count=2, seed=7)
     assert (tmp_path / "a" / "legs.parquet").read_bytes() == (tmp_path / "b" / "legs.parquet").read_bytes()
     assert [leg.leg_id for leg in c.accepted] == [leg.leg_id for leg in a.accepted]
+    assert finished and all(p.stat().st_mtime_ns == t for p, t in finished.items()), "finished artifacts were redone"
 
 
 def test_a_failing_tool_rejects_legs_with_a_reason_and_the_run_goes_on(tmp_path, shared_cache):

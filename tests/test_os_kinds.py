@@ -183,6 +183,10 @@ def test_difficulty_and_wrong_solution_are_checked_on_validation(one_of_each):
     assert not os_tasks.verify_row(dict(row, metadata_json=json.dumps(meta))).ok
 
 
+# slow: 5-6 s of 38 sandboxed trials; test_every_new_kind_golden_passes_nothing_fails_and_wrong_fails keeps the golden
+# solution (the oracle's actions) passing and doing nothing failing on every new kind, and tests/test_task_races.py's
+# oracle and random tests[os] keep the race runner on OS tasks, in the default run
+@pytest.mark.slow
 @needs_sandbox
 def test_oracle_solves_and_random_fails_every_new_kind(one_of_each, tmp_path):
     rows = [os_tasks._row(t, i, 11, c) for i, (t, c) in enumerate(one_of_each)]

@@ -25,6 +25,7 @@ from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.model import ARTIFACT_SCHEMA, Leg
 from pipeline.stages.base import StageContext
 from pipeline.tasks.common import TASK_SCHEMA, write_task_table
+from pipeline.tasks.common import main as tasks_cli
 from pipeline.tasks.os.sandbox import sandbox_available
 
 FAKE_TOKEN = "hf_LegworkFakeToken_7f3a9c1e5b_DoNotLeak"
@@ -71,11 +72,9 @@ def inputs(tmp_path_factory) -> Inputs:
                        local_map_stage(ctx))
         runs[variant] = out
     tasks = {}
-    for family in TASK_FAMILIES:
+    for family in TASK_FAMILIES:   # the tasks CLI in this process (its own process: test_task_counts.py)
         out = root / f"tasks-{family}"
-        r = run_cli("pipeline.tasks", "build", "--family", family, "--count", "2", "--out", str(out),
-                    "--cache", str(cache))
-        assert r.returncode == 0, r.stdout + r.stderr
+        assert tasks_cli(["build", "--family", family, "--count", "2", "--out", str(out), "--cache", str(cache)]) == 0
         tasks[family] = out
     return Inputs(root, cache, runs, tasks)
 

@@ -245,12 +245,12 @@ def _real_articles():
 
 
 @needs_shared
-@pytest.mark.parametrize("every", [pytest.param(1, marks=pytest.mark.slow), 3])
+@pytest.mark.parametrize("every", [pytest.param(1, marks=pytest.mark.slow), 9])
 def test_pruned_parse_gives_every_real_page_of_a_full_parse(monkeypatch, every):
     """The nodes left out between tokenizer and builder (references, silent templates, prose tables)
     change nothing: each article of the sample dump and of the wtf cache is the same Page, byte for
     byte, as from mwparserfromhell.parse of the whole page (and Page.to_dict is dataclasses.asdict).
-    The default run compares every third page (30 s of parsing for all of them on the loaded machine),
+    The default run compares every ninth page (30 s of parsing for all of them on the loaded machine),
     the slow run every page; test_pruned_parse_gives_the_page_of_a_full_parse_on_hard_cases holds the
     cases each pruning rule is about in the default run too."""
     from dataclasses import asdict
@@ -272,10 +272,12 @@ def test_pruned_parse_gives_every_real_page_of_a_full_parse(monkeypatch, every):
 
 
 @needs_shared
-@pytest.mark.parametrize("every", [pytest.param(1, marks=pytest.mark.slow), 5])
+@pytest.mark.parametrize("every", [pytest.param(1, marks=pytest.mark.slow), 15])
 def test_tree_builder_builds_every_real_page_as_mwparserfromhell(every):
     """treebuilder.build gives the nodes, types and attributes, of mwparserfromhell's Builder (the
-    default run compares every fifth page, the slow run every page: a minute of parsing)."""
+    default run compares every fifteenth page, the slow run every page: a minute of parsing;
+    tests/test_snapshot_wikitext.py::test_tree_builder_builds_what_mwparserfromhell_builds compares 200
+    generated texts in the default run too)."""
     from mwparserfromhell.parser.builder import Builder
 
     from pipeline.snapshot import treebuilder

@@ -360,6 +360,9 @@ def test_a_multistream_dump_is_sharded_by_its_index(tmp_path):
         build_snapshot([dump], tmp_path / "bad", workers=1, shard_bytes=1)
 
 
+# slow: 13 s of a Dask cluster and the real sample dump; test_parallel_and_serial_builds_are_byte_identical keeps
+# byte-identity of a parallel build in the default run
+@pytest.mark.slow
 def test_a_dask_build_gives_the_bytes_of_one_process(tmp_path):
     from distributed import LocalCluster
 

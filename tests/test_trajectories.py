@@ -27,6 +27,7 @@ from pipeline.export.harbor_schema import trajectory_problems
 from pipeline.export.hub import assemble, unverified, write_release
 from pipeline.export.trajectories import SPLIT, TRAJECTORY_SCHEMA, atif_trajectory
 from pipeline.stages.base import StageContext
+from pipeline.tasks.common import main as tasks_cli
 from pipeline.tasks.common import read_task_rows
 from pipeline.tools.registry import Toolbox
 from tests.chat_templates import NAMES, null_keys, template_problems
@@ -56,10 +57,8 @@ def inputs(tmp_path_factory) -> Inputs:
                        local_map_stage(ctx))
         runs.append(out)
     tasks = root / "tasks"
-    for family, count in (("math", "4"), ("atp", "3")):
-        r = run_cli("pipeline.tasks", "build", "--family", family, "--count", count, "--out", str(tasks),
-                    "--cache", str(cache))
-        assert r.returncode == 0, r.stdout + r.stderr
+    for family, count in (("math", "4"), ("atp", "3")):   # the tasks CLI in this process (its own: test_task_counts)
+        assert tasks_cli(["build", "--family", family, "--count", count, "--out", str(tasks), "--cache", str(cache)]) == 0
     return Inputs(cache, runs, tasks)
 
 
