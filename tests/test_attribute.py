@@ -128,10 +128,12 @@ def legs_run(base):
     # leg's step budget B = max(10, floor(1.5 K)) holds beside the rest of its golden trace, and the
     # stand-ins assume every golden trace fits its budget (that gap between B and choice hops is the
     # generator's, not the attribution's)
-    made = cli("pipeline.generate", "--difficulty", "easy", "--variant", "linear", "--count", "10", "--seed", "5",
-               "--set", "easy.choices=[0,0]", "--task-runner", "local", "--quiet", "--out", str(path / "legs"),
-               env=env)
-    assert made.returncode == 0, made.stderr[-2000:]
+    from pipeline.generate import main as generate
+    with pytest.MonkeyPatch.context() as patched:   # the generate CLI in this process, with the CLIs' environment
+        patched.delenv("LEGWORK_LLM_BASE_URL", raising=False)
+        patched.setenv("LEGWORK_CACHE", env["LEGWORK_CACHE"])
+        assert generate(["--difficulty", "easy", "--variant", "linear", "--count", "10", "--seed", "5", "--set",
+                         "easy.choices=[0,0]", "--task-runner", "local", "--quiet", "--out", str(path / "legs")]) == 0
     legs = load_legs(path / "legs")
     assert len(legs) == 10
     url, httpd = serve(BEHAVIOURS, leg_solutions(legs))

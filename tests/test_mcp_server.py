@@ -46,11 +46,13 @@ def world(tmp_path_factory):
     """One generated easy leg and the cache it was recorded in (the server answers from it)."""
     base = tmp_path_factory.mktemp("mcp")
     cache = base / "cache.sqlite"
-    done = subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", "easy", "--count", "1",
-                           "--task-runner", "local", "--out", str(base / "run")], check=False, capture_output=True,
-                          text=True, env=server_env(cache), cwd=ROOT, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
     from pipeline.export import load_legs
+    from pipeline.generate import main as generate
+    with pytest.MonkeyPatch.context() as env:   # the generate CLI in this process, without LEGWORK_ variables
+        for name in [k for k in os.environ if k.startswith("LEGWORK_")]:
+            env.delenv(name)
+        assert generate(["--difficulty", "easy", "--count", "1", "--task-runner", "local", "--out", str(base / "run"),
+                         "--cache", str(cache), "--quiet"]) == 0
     (leg,) = load_legs(base / "run")
     return {"base": base, "cache": cache, "run": base / "run", "leg": leg}
 

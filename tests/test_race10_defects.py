@@ -41,16 +41,14 @@ def test_a_count_clear_of_its_radius_is_asked(toolbox):
 
 
 def cli_run(out, level: str, seed: int):
-    """The legs and rejection reasons of ``generate --difficulty LEVEL --variant dag --count 10``."""
-    import subprocess
-    import sys
-
+    """The legs and rejection reasons of ``generate --difficulty LEVEL --variant dag --count 10`` (the CLI's
+    main in this process: its own process is tested in test_generate_cli.py)."""
     import pyarrow.parquet as pq
 
+    from pipeline.generate import main
     from pipeline.model import Leg
-    subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", level, "--variant", "dag",
-                    "--count", "10", "--seed", str(seed), "--out", str(out), "--cache", str(out.parent / "c.sqlite"),
-                    "--quiet"], check=True, capture_output=True)
+    assert main(["--difficulty", level, "--variant", "dag", "--count", "10", "--seed", str(seed), "--out", str(out),
+                 "--cache", str(out.parent / "c.sqlite"), "--quiet"]) == 0
     legs = [Leg.from_json(r["leg_json"]) for r in pq.read_table(out / "legs.parquet").to_pylist()]
     return legs, [r["reason"] for r in pq.read_table(out / "rejected.parquet").to_pylist()]
 
