@@ -5,8 +5,10 @@ import multiprocessing
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pipeline.cache import CallCache, ReplayMiss, cached_call, canonical_json, content_key
+from pipeline.cache import CallCache, RecentAnswers, ReplayMiss, cached_call, canonical_json, content_key
 
 
 def _answer(value):
@@ -138,3 +140,39 @@ def test_processes_creating_one_new_cache_at_once_all_open_it(tmp_path):
         for p in procs:
             p.join()
     assert errors == []
+
+
+# ---- the answers a process keeps in memory (RecentAnswers, Toolbox) --------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.text(min_size=1, max_size=40)), max_size=80),
+       st.integers(1, 200))
+def test_recent_answers_stay_within_their_bytes_and_drop_the_least_recent(puts, max_bytes):
+    recent = RecentAnswers(max_bytes)
+    model: dict[int, str] = {}   # the same rules, written out plainly: insertion order is recency
+    for key, text in puts:
+        got = recent.get(key)
+        assert got == model.get(key)
+        if got is not None:
+            model[key] = model.pop(key)
+        elif len(text) <= max_bytes:
+            model[key] = text
+            while sum(map(len, model.values())) > max_bytes:
+                del model[next(iter(model))]
+        recent.put(key, text)
+    assert {k: recent.get(k) for k in range(31) if recent.get(k) is not None} == model
+    assert sum(map(len, model.values())) <= max_bytes
+
+
+def test_a_toolbox_answers_again_from_memory_and_a_new_one_from_the_record(tmp_path):
+    from pipeline.config import load_settings
+    from pipeline.tools.registry import Toolbox
+    settings = load_settings(env={}, cache_path=tmp_path / "c.sqlite")
+    box = Toolbox(settings)
+    first = box.call("maps_geocode", {"address": "Ulm"})
+    assert first.served_from == "computed"
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:   # the record goes: memory alone can answer now
+        db.execute("DELETE FROM records")
+    again = box.call("maps_geocode", {"address": "Ulm"})
+    assert (again.served_from, again.response_json) == ("cache", first.response_json)
+    fresh = Toolbox(settings).call("maps_geocode", {"address": "Ulm"})   # another process: nothing in memory
+    assert (fresh.served_from, fresh.response_json) == ("computed", first.response_json)

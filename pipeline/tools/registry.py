@@ -24,7 +24,7 @@ from typing import Any
 
 import jsonschema
 
-from pipeline.cache import CallCache, cached_call, canonical_json, file_sha256
+from pipeline.cache import CallCache, RecentAnswers, cached_call, canonical_json, file_sha256
 from pipeline.config import PROJECT_ROOT, PROVENANCES, Settings, load_settings
 from pipeline.tools.errors import TRANSIENT_FAILURES, MalformedResponse, SimulatedRefused, ToolArgumentError, ToolError
 from pipeline.tools.faults import FaultInjector
@@ -225,6 +225,9 @@ def bundled_data_digest(world_dir) -> str:
     return _DIGESTS[key]
 
 
+RECENT_ANSWER_BYTES = 64 << 20   # response text a toolbox keeps in memory (a release's worker asks ~40 MB of pages)
+
+
 class Toolbox:
     """Calls tools through the configured backends and the record/replay cache."""
 
@@ -233,6 +236,8 @@ class Toolbox:
         if cache is True:
             cache = CallCache(self.settings.cache_path)
         self.cache: CallCache | None = cache or None
+        # answers recorded or read already, kept in memory (only beside a cache: without one every call computes)
+        self._recent = RecentAnswers(RECENT_ANSWER_BYTES) if self.cache is not None else None
         self.shared: dict = {}
         self.faults = FaultInjector.from_text(self.settings.faults)  # None unless fault injection is on
         _load_backends()
@@ -304,10 +309,19 @@ class Toolbox:
                                        " and simulated values are not allowed")
             return canonical_json(data), prov, True, None
 
-        response, served = cached_call(
-            self.cache, kind="tool", name=name, request=args,
-            namespace=self.namespace(backend), mode=backend, compute=compute,
-        )
+        namespace = self.namespace(backend)
+        recent_key = None
+        if self._recent is not None:
+            with contextlib.suppress(TypeError, ValueError):   # arguments that are no JSON: the cache says why
+                recent_key = (name, namespace, canonical_json(args))
+        response = self._recent.get(recent_key) if recent_key is not None else None
+        if response is not None:
+            served = "replay" if backend == "replay" else "cache"
+        else:
+            response, served = cached_call(self.cache, kind="tool", name=name, request=args,
+                                           namespace=namespace, mode=backend, compute=compute)
+            if recent_key is not None:
+                self._recent.put(recent_key, response)
         data = check_response(name, response)
         if data.get("provenance") == "simulated" and not self.settings.allow_simulated:
             raise SimulatedRefused(f"{name}: the recorded answer is simulated and simulated values are not allowed")
