@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 
-def canonical_json(obj: Any) -> str:
-    """The one serialisation used for keys, stored responses and artifacts."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+def canonical_json(obj: Any, default=None) -> str:
+    """The one serialisation used for keys, stored responses and artifacts. ``default`` turns an object
+    JSON has no form for into one it has (``model.Leg.to_json``: a dataclass into its fields)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                      default=default)
 
 
 def content_key(kind: str, name: str, request: Any, namespace: str) -> str:

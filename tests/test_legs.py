@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from flows.generate import BudgetExhausted, GenerationParams, local_map_stage, run_generation
 from pipeline import expressions
+from pipeline.cache import canonical_json
 from pipeline.clues import parse_riddle
 from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.execute import execute_leg
@@ -65,6 +66,8 @@ def test_every_accepted_leg_satisfies_the_invariants(tmp_path_factory, shared_ca
         result, ctx = exc.result, make_ctx(shared_cache)   # linear had seed 1529 before link kept chains)
     for leg in result.accepted:
         assert invariant_failures(leg, ctx) == {}
+        # the artifact's JSON (the encoder reading dataclasses) is the canonical JSON of the plain dict
+        assert leg.to_json() == canonical_json(leg.to_dict()) == Leg.from_json(leg.to_json()).to_json()
         # golden replay from the cache alone reproduces every value and every response byte
         replay = Toolbox(ctx.settings.with_overrides(default_backend="replay"))
         values, trace = execute_leg(leg, replay)
@@ -252,3 +255,14 @@ def test_a_default_run_uses_the_whole_snapshot(tmp_path, shared_cache):
         solution = solve(RiddleView(riddle=leg.riddle, seed_url=leg.seed_url), ctx.toolbox)
         assert solution.solved, solution.reason
         assert solution.answer == leg.passcode
+
+
+def test_a_leg_holding_a_value_json_has_no_form_for_is_refused_as_before():
+    leg = Leg(leg_id="x", level="easy", variant="linear", seed=0, seed_url="u", seed_title="t")
+    leg.metadata["odd"] = {"a", "b"}   # a set: its order is the process's hash seed, so never written
+    with pytest.raises(TypeError):
+        leg.to_json()
+    leg.metadata["odd"] = [("pair", 1), {"k": (2.5, None)}]   # tuples are arrays, as in the plain dict
+    assert leg.to_json() == canonical_json(leg.to_dict())
+    assert '"odd":[["pair",1],{"k":[2.5,null]}]' in leg.to_json()
+
