@@ -54,12 +54,10 @@ def _field_names(value: Any) -> tuple[str, ...] | None:
     """The field names of a dataclass instance's type (None: not one), found once per type: is_dataclass
     on every list and dict was a sixth of serialising a leg."""
     kind = type(value)
-    try:
-        return _FIELD_NAMES[kind]
-    except KeyError:
-        names = _FIELD_NAMES[kind] = (tuple(f.name for f in fields(value))
-                                      if is_dataclass(value) and not isinstance(value, type) else None)
-        return names
+    if kind not in _FIELD_NAMES:
+        _FIELD_NAMES[kind] = (tuple(f.name for f in fields(value))
+                              if is_dataclass(value) and not isinstance(value, type) else None)
+    return _FIELD_NAMES[kind]
 
 
 def plain(value: Any) -> Any:

@@ -225,7 +225,7 @@ def bundled_data_digest(world_dir) -> str:
     return _DIGESTS[key]
 
 
-RECENT_ANSWER_BYTES = 64 << 20   # response text a toolbox keeps in memory (a release's worker asks ~40 MB of pages)
+RECENT_ANSWER_BYTES = 64 << 20   # response text a toolbox keeps in memory (a whole release records ~17 MB of answers)
 
 
 class Toolbox:
