@@ -41,6 +41,7 @@ _ENGINES: dict[str, TantivySearch] = {}  # the same for the tantivy index of a l
 # same kind words: four in ten of an extreme leg's searches were asked by an earlier leg)
 _SEARCHES: dict[tuple[str, str, int, bool], tuple[dict, ...]] = {}
 _SEARCHES_KEPT = 100_000
+_BEST: dict[tuple[str, str, int], tuple[list[tuple[float, str, int]], str]] = {}   # ``SnapshotStore._best``
 # the title tables a store reads once (``_tables``), by snapshot hash: every store of one snapshot
 # in a process shares them (each run and each single-leg context opens its own store)
 _TABLES: dict[str, dict[str, object]] = {}
@@ -331,13 +332,34 @@ class SnapshotStore:
         return [dict(hit) for hit in hits]   # the caller's to change
 
     def _search(self, query: str, k: int, snippets: bool) -> list[dict]:
-        if k <= 0:
-            return []
-        ranked = self._words_ranking(query, max(50, 10 * int(k)))
-        if ranked is None:
-            return []
-        scored, fts_query, _ = ranked
-        return self._shown(scored[:k], fts_query, snippets)
+        best, fts_query = self._best(query, k)
+        return self._shown(best, fts_query, snippets)
+
+    def _best(self, query: str, k: int) -> tuple[list[tuple[float, str, int]], str]:
+        """The ``k`` results of ``search`` as (score, title, rowid), and the FTS5 query; the last
+        ``_SEARCHES_KEPT`` kept for the process, so that ``mentions_in_results`` and the search it
+        spares rank once."""
+        key = (self.hash, query or "", int(k))
+        found = _BEST.get(key)
+        if found is None:
+            ranked = self._words_ranking(query, max(50, 10 * int(k))) if k > 0 else None
+            found = (ranked[0][:k], ranked[1]) if ranked is not None else ([], "")
+            if len(_BEST) >= _SEARCHES_KEPT:
+                _BEST.clear()
+            _BEST[key] = found
+        return found
+
+    def mentions_in_results(self, query: str, k: int, needles: tuple[str, ...]) -> bool:
+        """Does the text that the snippets of ``search(query, k)`` are cut from (each result's lead, and
+        its description, the snippet where the lead shows none) hold any of ``needles`` (lower-cased,
+        without white space)? A snippet is a run of that text, so False means no snippet shows one: a
+        check asking whether a search shows a value skips the snippets (a third of a search) for the
+        many values the results never mention."""
+        best, _ = self._best(query, k)
+        if not best:
+            return False
+        texts = self._texts_of([rowid for _, _, rowid in best], ("description", "lead"))
+        return any(needle in (text or "").lower() for rowid in texts for text in texts[rowid] for needle in needles)
 
     def _shown(self, best: list[tuple[float, str, int]], fts_query: str, snippets: bool, column: int = 2) -> list[dict]:
         """The result dicts of ``best`` (score, title, rowid): the snippet is FTS5's of ``column`` (the

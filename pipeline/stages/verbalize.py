@@ -341,11 +341,33 @@ PAGE, ELSEWHERE = "page", "elsewhere"
 SHOWN = " shows the value"
 
 
+def reads_store(ctx: StageContext) -> bool:
+    """Are ``web_search``'s results the store's own (the offline backend, no injected faults)?"""
+    return ctx.settings.backend_for("web_search") == "offline" and getattr(ctx.toolbox, "faults", None) is None
+
+
+def value_needles(value) -> tuple[str, ...] | None:
+    """The forms ``value_shown`` accepts, lower-cased: a text that holds none of them shows the value in no
+    run of it (a snippet). None where that does not follow: a form with white space (a date in words; a
+    snippet normalises white space, and two snippets are joined by a space) or outside ASCII (lower-casing
+    a run may differ from the whole text's: a final sigma)."""
+    if isinstance(value, bool):
+        return ()
+    if isinstance(value, int):
+        return tuple(sorted({str(value), f"{value:,}"}))
+    if isinstance(value, float):
+        return (str(value),)
+    form = str(value).lower()
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", form) or not form.isascii() or any(ch.isspace() for ch in form):
+        return None
+    return (form,)
+
+
 def top_snippets(ctx: StageContext, query: str, k: int = 5) -> list[tuple[str, str]]:
     """(title, snippet) of the first ``k`` results ``web_search`` gives for ``query``. Offline they are the
     store's own ranking (``SnapshotStore.search``: the tool's first page is that list, snippets and all),
     read without the tool's paging order of every match; a live search is asked through the tool."""
-    if ctx.settings.backend_for("web_search") == "offline" and getattr(ctx.toolbox, "faults", None) is None:
+    if reads_store(ctx):
         return [(h["title"], h.get("snippet") or "") for h in ctx.store.search(query, k=k)]
     result = ctx.toolbox.call("web_search", {"query": query, "num_results": k})
     hits = result.data.get("results", []) if result.ok else []
@@ -358,8 +380,12 @@ def search_exposure(ctx: StageContext, query: str, value, title: str | None, mem
     other pages' snippets happen to (a year or a small number in an unrelated result: nothing
     tells a reader it is the answer), None when none does."""
     query = query[:300]
-    if query not in memo:
-        memo[query] = top_snippets(ctx, query)
+    if query not in memo:   # a stop's memo: one value
+        needles = value_needles(value)
+        if needles is not None and reads_store(ctx) and not ctx.store.mentions_in_results(query, 5, needles):
+            memo[query] = []   # no result's text holds the value, so no snippet shows it
+        else:
+            memo[query] = top_snippets(ctx, query)
     if any(t == title and value_shown(value, [snippet]) for t, snippet in memo[query]):
         return PAGE
     return ELSEWHERE if value_shown(value, [snippet for _, snippet in memo[query]]) else None
