@@ -322,6 +322,7 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
 
     pending = [(slot, 0) for slot in range(params.count)]
     accepted: dict[int, Leg] = {}
+    accepted_json: dict[int, str] = {}    # their JSON, as the last stage wrote it
     seed_uses: Counter[str] = Counter()   # accepted legs per seed page (crawl.spread_seed's bound)
     page_uses: Counter[str] = Counter()   # accepted legs per route page after the seed (page_cap)
     rejected_rows: list[dict] = []
@@ -358,26 +359,29 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
                     legs.append(leg)
             if progress:
                 progress(stage, round_no, len(legs))
+        written = {row["leg_id"]: row["leg_json"] for row in rows}   # the last stage's rows: the legs as they are
         for leg in legs:   # in slot order: a seed past the run's bound (same-round wraps) is another attempt
             uses = seed_uses[leg.seed_title]
             crowded = sorted(t for t in route_pages(leg) if page_uses[t] >= cap)
             if uses >= leg.metadata.get("seed_bound", uses + 1):
                 rejected_rows.append(leg_row(leg, "accept", leg.metadata["attempt"], "rejected",
                                              f"accept: the seed {leg.seed_title!r} already starts {uses} legs of "
-                                             "the run (ceil(count / seed pool) + 1)", None))
+                                             "the run (ceil(count / seed pool) + 1)", None, written[leg.leg_id]))
             elif crowded:
                 rejected_rows.append(leg_row(leg, "accept", leg.metadata["attempt"], "rejected",
                                              f"accept: the page {crowded[0]!r} is already on the route of {cap} legs "
-                                             "of the run (max_page_share)", None))
+                                             "of the run (max_page_share)", None, written[leg.leg_id]))
             else:
                 accepted[leg.metadata["slot"]] = leg
+                accepted_json[leg.metadata["slot"]] = written[leg.leg_id]
                 seed_uses[leg.seed_title] += 1
                 page_uses.update(route_pages(leg))
         pending = [(slot, attempt + 1) for slot, attempt in pending
                    if slot not in accepted and attempt + 1 < attempts_per_leg]
         round_no += 1
     legs_sorted = [accepted[s] for s in sorted(accepted)]
-    write_rows(out_dir / "legs.parquet", [leg_row(leg, "accepted", leg.metadata["attempt"]) for leg in legs_sorted])
+    write_rows(out_dir / "legs.parquet", [leg_row(accepted[s], "accepted", accepted[s].metadata["attempt"], leg_json=accepted_json[s])
+                                          for s in sorted(accepted)])
     write_rows(out_dir / "rejected.parquet", sorted(rejected_rows, key=lambda r: (r["attempt"], r["leg_id"])))
     result = RunResult(legs_sorted, rejected_rows, out_dir, round_no, attempts, time.perf_counter() - started, stage_seconds,
                        restarted)

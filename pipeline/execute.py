@@ -33,7 +33,7 @@ from pipeline.model import (
     TraceEntry,
     WideSpec,
 )
-from pipeline.snapshot.page import subject_name, title_to_url
+from pipeline.snapshot.page import compiled, subject_name, title_to_url
 from pipeline.tools.errors import ToolArgumentError, ToolError
 from pipeline.tools.registry import Toolbox
 from pipeline.transforms import apply_detour
@@ -222,7 +222,7 @@ NAMING = re.compile(r"\b(?:the name|named|renamed|nicknamed|surnamed|called)\s+(
 
 def named_as(sentence: str, name: str) -> bool:
     """Is ``name`` in the sentence right after words that give it as a name (``NAMING``)?"""
-    at = re.search(rf"(?<![\w'’-]){re.escape(name)}(?![\w-])", sentence)
+    at = compiled(rf"(?<![\w'’-]){re.escape(name)}(?![\w-])").search(sentence)
     return at is not None and NAMING.search(sentence[:at.start()]) is not None
 
 

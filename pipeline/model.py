@@ -422,10 +422,11 @@ def leg_summary(leg: Leg) -> dict[str, Any]:
 
 
 def leg_row(leg: Leg, stage: str, attempt: int, status: str = "ok", reason: str | None = None,
-            where: str | None = None) -> dict[str, Any]:
-    """One ``ARTIFACT_SCHEMA`` row: the leg at a stage (or accepted), with its full JSON; ``where`` is
-    an error's last traceback frame."""
+            where: str | None = None, leg_json: str | None = None) -> dict[str, Any]:
+    """One ``ARTIFACT_SCHEMA`` row: the leg at a stage (or accepted), with its full JSON (``leg_json``:
+    already written for this very state of the leg, ``leg.to_json()``); ``where`` is an error's last
+    traceback frame."""
     names = set(ARTIFACT_SCHEMA.names)
     row = {k: v for k, v in leg_summary(leg).items() if k in names}
     return {**row, "attempt": attempt, "stage": stage, "status": status, "reason": reason, "where": where,
-            "leg_json": leg.to_json()}
+            "leg_json": leg.to_json() if leg_json is None else leg_json}

@@ -251,6 +251,11 @@ def test_roadblocks_of_every_template(name):
         dates = {p: v for p, v in drawn.items() if isinstance(template["params"][p], str)}
         assert parse_roadblock(text) == [{"op": name, "refs": inputs, "dates": dates}], text
         assert roadblock_reads(template["value"], params, inputs, text)
+        assert not roadblock_reads(template["value"], params, [i + 1 for i in inputs], text) or not inputs
+        assert not roadblock_reads(template["value"], params, inputs, text[:-1] + " twice.")
+        for other in param_variants(template):   # other parameters read otherwise
+            if expand_params(other) != params and roadblock_clue(template["value"], {**fields, **expand_params(other)}) != text:
+                assert not roadblock_reads(template["value"], expand_params(other), inputs, text)
         assert parse_clue(text) == {"kind": ROADBLOCK, "op": name, "refs": inputs}
 
 

@@ -355,10 +355,10 @@ def own_name_part(sentence: str, said: str, title: str) -> bool:
     Muhammad ibn Qalawun, commonly known as an-Nasir Muhammad" names no prophet, "The Toronto Star is a
     newspaper" no city. Standing alone ("a university in Toronto" on University of Toronto's page) it is
     the other page's name."""
-    if said == title or not re.search(rf"(?<![\w'’-]){re.escape(said.lower())}(?![\w'’-])", subject_name(title).lower()):
+    if said == title or not compiled(rf"(?<![\w'’-]){re.escape(said.lower())}(?![\w'’-])").search(subject_name(title).lower()):
         return False
     return any(re.search(r"(?:^|\s)[\w'’-]*[A-Z][\w'’]*[\s-]$", sentence[:m.start()])
-               for m in re.finditer(rf"(?<![\w'’-]){re.escape(said)}(?![\w'’-])", sentence))
+               for m in compiled(rf"(?<![\w'’-]){re.escape(said)}(?![\w'’-])").finditer(sentence))
 
 
 def numbered_elsewhere(block: str, said: str) -> bool:
@@ -367,7 +367,7 @@ def numbered_elsewhere(block: str, said: str) -> bool:
     ... by Baybars I ... he had Baybars executed" speaks of Baybars II, whom the world has no page for, and
     a reading by title went to Baybars I; The Blue Marble's "the Apollo 17 spacecraft" names a mission,
     and a reading by title went to the god (blind race 19, R24)."""
-    return re.search(rf"(?<![\w-]){re.escape(said)}\s+(?:[IVX]+|\d+)\b", block) is not None
+    return compiled(rf"(?<![\w-]){re.escape(said)}\s+(?:[IVX]+|\d+)\b").search(block) is not None
 
 
 def subject_called_short(sentence: str, title: str, name: str) -> bool:

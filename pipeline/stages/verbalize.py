@@ -77,7 +77,7 @@ from pipeline.model import (
     PageWording,
     Stop,
 )
-from pipeline.snapshot.page import infobox_kind, name_regex
+from pipeline.snapshot.page import compiled, infobox_kind, name_regex
 from pipeline.stages import llm_steps
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.tools.spec import TOOL_NAMES
@@ -316,7 +316,7 @@ def value_shown(value, snippets: list[str]) -> bool:
         return False
     if isinstance(value, (int, float)):
         forms = {str(value), f"{value:,}"} if isinstance(value, int) else {str(value)}
-        return any(re.search(rf"(?<![\d.,]){re.escape(v)}(?![\d])", text) for v in forms)
+        return any(compiled(rf"(?<![\d.,]){re.escape(v)}(?![\d])").search(text) for v in forms)
     value = str(value)
     forms = {value.lower()}
     if m := re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", value):
