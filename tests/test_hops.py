@@ -43,7 +43,7 @@ from pipeline.stages.hops import (
     sentence_names,
     titles_named,
 )
-from pipeline.stages.verbalize import skip_probe_words
+from pipeline.stages.verbalize import names_in_reach, relation_phrases, skip_probe_words
 
 
 # ---- the wording renders and parses back ------------------------------------------------------------
@@ -191,6 +191,41 @@ def test_a_named_hop_is_the_only_thing_of_its_kind_in_its_sentence(ctx, data):
             assert alike == rel.candidates and alike[rel.position - 1] == hop.target
             assert all(kind_of(ctx.page(t).description) == rel.noun for t in alike)
         assert kind_of(ctx.page(hop.target).description) == rel.noun
+
+
+@hsettings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_names_out_of_a_hops_reach_change_none_of_its_wordings(ctx, data):
+    """``walkable`` keys its answer by ``names_in_reach`` of the route's names: the wordings a hop offers
+    (``relation_phrases``) are the same with all the names as with those alone. Names are drawn from the
+    hop's own sentence and section title (its opening words above all) as well as from other pages."""
+    title = data.draw(st.sampled_from(_pages_with_hops(ctx)))
+    page = ctx.page(title)
+    origin = {"lead": page.lead, "sections": [{"title": s.title, "level": s.level, "text": s.text} for s in page.sections]}
+    hop = data.draw(st.sampled_from(hops_from(title, ctx)))
+    rel = hop.relation
+    runs = [" ".join(words[i:i + n]) for text in (rel.sentence or "", rel.section or "")
+            for words in [re.findall(r"[\w'’-]+", text)] for n in (1, 2) for i in range(min(len(words), 8))]
+    names = data.draw(st.lists(st.sampled_from(runs + [hop.target, title, "Asia", "France"]), max_size=5, unique=True))
+    assert relation_phrases(rel, 1, names, origin) == relation_phrases(rel, 1, names_in_reach(rel, names), origin)
+
+
+def test_a_name_in_a_hops_section_title_is_in_its_reach(ctx):
+    """The section's title is a wording's too ('section "History"'): a name it holds rules that one out."""
+    checked = 0
+    for title in ctx.store.titles():
+        page = ctx.page(title)
+        if not page.sections:
+            continue
+        origin = {"lead": page.lead, "sections": [{"title": s.title, "level": s.level, "text": s.text} for s in page.sections]}
+        for hop in hops_from(title, ctx):
+            rel = hop.relation
+            for name in re.findall(r"[A-Z][\w'’-]+", rel.section or ""):
+                assert relation_phrases(rel, 1, [name], origin) == relation_phrases(rel, 1, names_in_reach(rel, [name]), origin)
+                checked += 1
+        if checked >= 40:
+            break
+    assert checked
 
 
 @hsettings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

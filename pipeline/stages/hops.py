@@ -48,7 +48,7 @@ from pipeline.snapshot.page import compiled, subject_name
 from pipeline.snapshot.store import ASCII_LOWER
 from pipeline.stages.base import StageContext
 from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose, links_to, word_after, word_before
-from pipeline.stages.verbalize import probe_finds, relation_phrases, skip_probe_words
+from pipeline.stages.verbalize import names_in_reach, probe_finds, relation_phrases, skip_probe_words
 from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.world.gazetteer import gazetteer
 
@@ -273,6 +273,7 @@ def walkable(hop: Hop, origin: str, names: list[str], ctx: StageContext) -> bool
             not probe_finds(ctx, skip_probe_words(phrase), hop.target)
             for phrase in relation_phrases(hop.relation, 1, names, origin_blocks))
     rel = hop.relation
+    names = names_in_reach(rel, names)   # the route's other names change nothing: walks through a page share its answers
     key = "|".join(map(str, ("walkable", origin, hop.target, rel.kind, rel.section, rel.sentence, rel.label,
                              rel.measure, rel.extreme, rel.position, *names)))
     return ctx.memo_unfaulted(key, compute)

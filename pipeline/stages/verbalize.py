@@ -508,6 +508,17 @@ def relation_phrases(rel, from_clue: int, names: list[str], origin: dict) -> lis
     return out
 
 
+def names_in_reach(rel, names: list[str]) -> list[str]:
+    """The ``names`` that can rule out a wording of ``relation_phrases``: those its sentence or its
+    section's title holds (a wording quotes only the sentence's first words and the section's title,
+    and a name found in those is found in the whole sentence, or in the title). The others change
+    nothing, so a check keyed by the names the route holds keys by these alone."""
+    if rel.kind in ("infobox", "described"):
+        return []
+    texts = (" ".join((rel.sentence or "").split()), rel.section or "")
+    return [name for name in names if any(find_leak(text, [name]) for text in texts)]
+
+
 def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageContext) -> str:
     """A hop's clue (issue 21): the hop's wording, which the solver must read to this page and no
     other (every thing the sentence names that could be of the kind is a reading), then the
