@@ -14,6 +14,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,35 +165,37 @@ class CallCache:
 
 
 class RecentAnswers:
-    """The answers a process gave last, by request, kept in memory up to ``max_bytes`` of response text
-    (least recently used dropped first). A run asks the same calls hundreds of thousands of times (the
-    solver, verbalize's checks and the golden run read one page again and again); the SQLite record
+    """The answers a process gave last, by request, kept in memory up to ``max_bytes`` (``size`` of each
+    answer; least recently used dropped first). A run asks the same calls hundreds of thousands of times
+    (the solver, verbalize's checks and the golden run read one page again and again); the SQLite record
     stays the record, this spares its lookup and the request's hashing. Safe across threads."""
 
-    def __init__(self, max_bytes: int):
+    def __init__(self, max_bytes: int, size: Callable[[Any], int] = len):
         self.max_bytes = max_bytes
-        self._kept: OrderedDict[Any, str] = OrderedDict()
+        self.size = size
+        self._kept: OrderedDict[Any, Any] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key) -> str | None:
+    def get(self, key) -> Any | None:
         with self._lock:
             response = self._kept.get(key)
             if response is not None:
                 self._kept.move_to_end(key)
             return response
 
-    def put(self, key, response: str) -> None:
-        if len(response) > self.max_bytes:
+    def put(self, key, response) -> None:
+        size = self.size(response)
+        if size > self.max_bytes:
             return
         with self._lock:
             if key in self._kept:
                 return
             self._kept[key] = response
-            self._bytes += len(response)
+            self._bytes += size
             while self._bytes > self.max_bytes:
                 _, dropped = self._kept.popitem(last=False)
-                self._bytes -= len(dropped)
+                self._bytes -= self.size(dropped)
 
 
 def cached_call(

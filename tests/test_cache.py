@@ -1,6 +1,7 @@
 """The record/replay cache: exact bytes, first writer wins, several processes, clear misses."""
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sqlite3
 
@@ -174,5 +175,9 @@ def test_a_toolbox_answers_again_from_memory_and_a_new_one_from_the_record(tmp_p
         db.execute("DELETE FROM records")
     again = box.call("maps_geocode", {"address": "Ulm"})
     assert (again.served_from, again.response_json) == ("cache", first.response_json)
+    assert again.data == json.loads(first.response_json)
+    again.data.clear()   # a caller's own copy: changing it changes no later answer
+    third = box.call("maps_geocode", {"address": "Ulm"})
+    assert third.served_from == "cache" and third.data == json.loads(first.response_json)
     fresh = Toolbox(settings).call("maps_geocode", {"address": "Ulm"})   # another process: nothing in memory
     assert (fresh.served_from, fresh.response_json) == ("computed", first.response_json)
