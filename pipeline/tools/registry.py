@@ -188,16 +188,23 @@ def _valid_args(name: str, args_json: str) -> bool:
     return _validator(name).is_valid(json.loads(args_json))
 
 
-def validate_args(name: str, args: Any) -> dict:
-    """Check a call against the tool's schema; raise ToolArgumentError with a readable reason."""
+def args_key(args: Any) -> str | None:
+    """The arguments' canonical JSON (what a call is kept and recorded by), None where they have none."""
+    try:
+        return canonical_json(args)
+    except (TypeError, ValueError):
+        return None   # not JSON: the schema says why
+
+
+def validate_args(name: str, args: Any, key: str | None = None) -> dict:
+    """Check a call against the tool's schema; raise ToolArgumentError with a readable reason. ``key``:
+    ``args_key(args)`` where the caller has it already."""
     if name not in TOOLS:
         raise ToolArgumentError(f"unknown tool {name!r}; known tools: {', '.join(TOOLS)}")
     if not isinstance(args, dict):
         raise ToolArgumentError(f"{name}: arguments must be a JSON object, got {type(args).__name__}")
-    try:
-        key = json.dumps(args, sort_keys=True)
-    except (TypeError, ValueError):
-        key = None   # not JSON: the schema says why
+    if key is None:
+        key = args_key(args)
     if key is not None and _valid_args(name, key):
         return args
     validator = _validator(name)
@@ -267,14 +274,15 @@ class Toolbox:
         ``settings.tool_backoff_s`` before it reaches the caller, as a live client must. Injected
         faults (above the cache: never recorded) are drawn afresh per try and back off by the fault
         spec's ``backoff_ms`` (0 by default: offline runs never wait on a fault they made up)."""
-        args = validate_args(name, args)
+        key = args_key(args)
+        args = validate_args(name, args, key)
         injected = self.faults is not None and not _IN_BACKEND.get()
         retries = self.faults.retries(self.settings.tool_retries) if injected else self.settings.tool_retries
         for attempt in range(retries + 1):
             try:
                 if injected:
-                    return self.faults.attempt(name, args, attempt, lambda: self._call(name, args), check_response)
-                return self._call(name, args)
+                    return self.faults.attempt(name, args, attempt, lambda: self._call(name, args, key), check_response)
+                return self._call(name, args, key)
             except TRANSIENT_FAILURES as exc:
                 last = attempt == retries
                 noted = _NOTED.get()
@@ -290,7 +298,8 @@ class Toolbox:
                     time.sleep(wait)
         raise AssertionError("unreachable")
 
-    def _call(self, name: str, args: dict) -> ToolResult:
+    def _call(self, name: str, args: dict, key: str | None) -> ToolResult:
+        """One try: from memory (``key``: ``args_key(args)``), the record, or the backend."""
         backend = self.settings.backend_for(name)
 
         def compute() -> tuple[str, str, bool, str | None]:
@@ -314,10 +323,7 @@ class Toolbox:
             return canonical_json(data), prov, True, None
 
         namespace = self.namespace(backend)
-        recent_key = None
-        if self._recent is not None:
-            with contextlib.suppress(TypeError, ValueError):   # arguments that are no JSON: the cache says why
-                recent_key = (name, namespace, canonical_json(args))
+        recent_key = (name, namespace, key) if self._recent is not None and key is not None else None
         kept = self._recent.get(recent_key) if recent_key is not None else None
         if kept is not None:
             response, packed = kept
