@@ -8,9 +8,11 @@ values, so re-execution recomputes y*. Parsing uses Python's ``ast`` with a whit
 from __future__ import annotations
 
 import ast
+import functools
 import random
 import re
 from collections.abc import Mapping, Sequence
+from types import CodeType
 from typing import Any
 
 from pipeline.transforms import digital_root
@@ -57,14 +59,24 @@ def parse(expression: str) -> ast.Expression:
 
 
 def references(expression: str) -> list[int]:
-    """The stop indices an expression refers to, in first-appearance order."""
-    seen: list[int] = []
+    """The stop indices an expression refers to, sorted."""
+    return list(_references(expression))
+
+
+# a run evaluates the same few hundred expressions tens of thousands of times: each is parsed, checked and
+# compiled once (a bad one raises every time: an exception is never kept)
+@functools.lru_cache(maxsize=1 << 12)
+def _references(expression: str) -> tuple[int, ...]:
+    seen: set[int] = set()
     for node in ast.walk(parse(expression)):
         if isinstance(node, ast.Name) and node.id not in FUNCTIONS:
-            i = int(_NAME.match(node.id).group(1))
-            if i not in seen:
-                seen.append(i)
-    return sorted(seen)
+            seen.add(int(_NAME.match(node.id).group(1)))
+    return tuple(sorted(seen))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _code(expression: str) -> CodeType:
+    return compile(parse(expression), "<expression>", "eval")
 
 
 def literals(expression: str) -> list[Any]:
@@ -72,14 +84,14 @@ def literals(expression: str) -> list[Any]:
 
 
 def evaluate(expression: str, values: Mapping[int, Any]) -> int:
-    tree = parse(expression)
+    code = _code(expression)
     env: dict[str, Any] = dict(FUNCTIONS)
-    for i in references(expression):
+    for i in _references(expression):
         v = values.get(i)
         if type(v) is not int:
             raise ExpressionError(f"s{i} is {v!r}, not an integer")
         env[f"s{i}"] = v
-    return eval(compile(tree, "<expression>", "eval"), {"__builtins__": {}}, env)
+    return eval(code, {"__builtins__": {}}, env)
 
 
 def rename(expression: str, mapping: Mapping[int, int]) -> str:

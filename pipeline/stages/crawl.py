@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict, deque
 from dataclasses import dataclass
+from operator import itemgetter
 
 from pipeline.model import LEVELS, VARIANTS, Crawl, Leg
 from pipeline.snapshot.language import in_language
@@ -304,7 +305,8 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         edges[title] = targets
         if ctx.generation.get("search_bridges"):
             named = list(known.named)   # ``mentions``, found once per page and context
-            naming = [t for t in mentioned_by(title, ctx) if t not in named and t != page.title]
+            named_set = set(named)       # a hub is named by thousands of pages: membership by hash
+            naming = [t for t in mentioned_by(title, ctx) if t not in named_set and t != page.title]
             bridges[title] = named + rng.sample(naming, min(2 * MAX_MENTIONS, len(naming)))
         else:
             bridges[title] = []
@@ -316,7 +318,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
                 queue.append(target)
     if len(depth_of) < 2:
         raise Rejected(f"crawl: seed {page.title!r} reaches no other page")
-    leg.crawl = Crawl(pages=sorted(depth_of.items(), key=lambda x: (x[1], x[0])),
+    leg.crawl = Crawl(pages=sorted(depth_of.items(), key=itemgetter(1, 0)),
                       edges={t: [x for x in v if x in depth_of] for t, v in sorted(edges.items())},
                       mentions={t: [x for x in v if x in depth_of] for t, v in sorted(bridges.items()) if v},
                       seed_url=title_to_url(page.title), skipped_pages=dict(sorted(skipped.items())))
