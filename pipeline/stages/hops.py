@@ -271,11 +271,11 @@ def walkable(hop: Hop, origin: str, names: list[str], ctx: StageContext) -> bool
         origin_blocks = ctx.memo(f"hop_blocks|{origin}", blocks)
         return origin_blocks is not None and any(
             not probe_finds(ctx, skip_probe_words(phrase), hop.target)
-            for phrase in relation_phrases(hop.relation, 1, names, origin_blocks))
+            for phrase in relation_phrases(hop.relation, 1, reach, origin_blocks))
     rel = hop.relation
-    names = names_in_reach(rel, names)   # the route's other names change nothing: walks through a page share its answers
+    reach = names_in_reach(rel, names)   # the route's other names change nothing: walks through a page share its answers
     key = "|".join(map(str, ("walkable", origin, hop.target, rel.kind, rel.section, rel.sentence, rel.label,
-                             rel.measure, rel.extreme, rel.position, *names)))
+                             rel.measure, rel.extreme, rel.position, *reach)))
     return ctx.memo_unfaulted(key, compute)
 
 

@@ -308,6 +308,11 @@ def ask_text(stop: Stop, names: list[str], page: dict | None = None) -> str:
 
 
 # ---- clues that must be walked ----------------------------------------------------------------------
+def number_forms(value: float) -> set[str]:
+    """How a snippet may write a number: as written, an integer also with thousands separators."""
+    return {str(value), f"{value:,}"} if isinstance(value, int) else {str(value)}
+
+
 def value_shown(value, snippets: list[str]) -> bool:
     """Does any snippet show the value (a number as written or with thousands separators; a date
     as ISO or in words; text case-insensitively)? Shared with ``benchmarks/snippets.py``."""
@@ -315,8 +320,7 @@ def value_shown(value, snippets: list[str]) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, (int, float)):
-        forms = {str(value), f"{value:,}"} if isinstance(value, int) else {str(value)}
-        return any(compiled(rf"(?<![\d.,]){re.escape(v)}(?![\d])").search(text) for v in forms)
+        return any(compiled(rf"(?<![\d.,]){re.escape(v)}(?![\d])").search(text) for v in number_forms(value))
     value = str(value)
     forms = {value.lower()}
     if m := re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", value):
@@ -353,10 +357,8 @@ def value_needles(value) -> tuple[str, ...] | None:
     a run may differ from the whole text's: a final sigma)."""
     if isinstance(value, bool):
         return ()
-    if isinstance(value, int):
-        return tuple(sorted({str(value), f"{value:,}"}))
-    if isinstance(value, float):
-        return (str(value),)
+    if isinstance(value, (int, float)):
+        return tuple(sorted(number_forms(value)))
     form = str(value).lower()
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", form) or not form.isascii() or any(ch.isspace() for ch in form):
         return None
