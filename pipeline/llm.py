@@ -21,9 +21,12 @@ reply as strict JSON and raises ``LLMJunk`` carrying the raw text when it is not
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
+import ssl
 from typing import Any
+from urllib.parse import urlsplit
 
 from pipeline.cache import CallCache, cached_call, canonical_json
 from pipeline.config import Settings
@@ -63,6 +66,12 @@ class _NotCached(Exception):
     """Inside ``achat``: the cache does not hold the request, so it must be sent."""
 
 
+@functools.cache
+def _plain_http_tls() -> ssl.SSLContext:
+    """One verifying TLS context for the clients of a plain-HTTP endpoint (``LLMClient._async_openai``)."""
+    return ssl.create_default_context()
+
+
 class LLMClient:
     """Chat with the configured model; every call is recorded in (or replayed from) the cache."""
 
@@ -86,7 +95,7 @@ class LLMClient:
         self.max_tokens = max_tokens
         self.temperature = temperature          # sent with every request, so part of its cache key
         self._client = None
-        self._async_clients: dict[int, Any] = {}  # one per event loop (an httpx pool is bound to its loop)
+        self._async_clients: dict[int, tuple[asyncio.AbstractEventLoop, Any]] = {}  # loop id: (loop, client)
         self.requests_sent = 0  # requests made (cache hits send none; the SDK's retries not counted)
 
     @property
@@ -102,14 +111,21 @@ class LLMClient:
         return self._client
 
     def _async_openai(self):
+        """The running event loop's client (an httpx pool is bound to its loop; the loop is kept beside it, so
+        its id cannot be another loop's). A plain-HTTP endpoint (a local server) gets the process's one TLS
+        context (only a redirect to HTTPS would use it) instead of a new one a loop: building one reads the
+        CA bundle, ~35 ms, as long as a local model's answer, and an attribution runs a loop a configuration."""
         import openai
 
-        loop = id(asyncio.get_running_loop())
-        if loop not in self._async_clients:
-            self._async_clients[loop] = openai.AsyncOpenAI(
+        loop = asyncio.get_running_loop()
+        if id(loop) not in self._async_clients:
+            extra = {}
+            if urlsplit(self.base_url or "").scheme == "http":
+                extra["http_client"] = openai.DefaultAsyncHttpxClient(verify=_plain_http_tls())
+            self._async_clients[id(loop)] = (loop, openai.AsyncOpenAI(
                 base_url=self.base_url, api_key=self.settings.llm_api_key or "EMPTY", timeout=self.timeout_s,
-                max_retries=self.max_attempts - 1)
-        return self._async_clients[loop]
+                max_retries=self.max_attempts - 1, **extra))
+        return self._async_clients[id(loop)][1]
 
     def _request(self, messages, tools, response_format, max_tokens, stop) -> dict[str, Any]:
         params: dict[str, Any] = {"temperature": self.temperature or 0, "max_tokens": max_tokens or self.max_tokens}

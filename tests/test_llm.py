@@ -107,6 +107,34 @@ def test_async_chat_shares_the_cache_with_chat(tmp_path):
     assert len(server.hits("/v1/chat/completions")) == 2
 
 
+def test_event_loops_one_after_another_share_one_tls_context_for_a_plain_http_endpoint(tmp_path, monkeypatch):
+    """A race or an attribution runs one event loop after another, each with its own async client; against
+    a local (plain-HTTP) server they build no TLS context of their own (one reads the CA bundle, ~35 ms),
+    and each loop's answer still comes from the server."""
+    import asyncio
+    import ssl
+
+    import openai  # noqa: F401 - imported before counting: importing the SDK builds contexts of its own
+
+    from pipeline import llm
+
+    made = []
+    new_context = ssl.SSLContext.__new__
+
+    def counted(cls, *args, **kwargs):
+        made.append(cls)
+        return new_context(cls, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "__new__", staticmethod(counted))
+    llm._plain_http_tls.cache_clear()
+    with ScriptedServer({"/v1/chat/completions": completion("Hello!")}) as server:
+        client = make_client(server, tmp_path)
+        replies = [asyncio.run(client.achat([{"role": "user", "content": str(n)}])) for n in range(5)]
+    llm._plain_http_tls.cache_clear()
+    assert [r["content"] for r in replies] == ["Hello!"] * 5 and len(server.hits("/v1/chat/completions")) == 5
+    assert len(made) == 1, f"{len(made)} TLS contexts for 5 event loops"
+
+
 def test_client_errors_are_not_retried(tmp_path):
     with (ScriptedServer({"/v1/chat/completions": Answer(400, {"error": {"message": "bad model"}})}) as server,
           pytest.raises(LLMError, match="HTTP 400")):
