@@ -30,6 +30,7 @@ class LevelPreset:
     choices: tuple[int, int] = (0, 1)   # of them, hops that choose among countries by a looked-up figure
     wide: tuple[int, int] = (0, 0)      # wide stops (issue 34), beside the stops counted in ``stops``
     wide_members: tuple[int, int] = (0, 0)   # how many members each wide stop's set holds
+    wide_total_counts: bool = True      # may a wide stop ask a count that one tool answer reports as its total?
 
 
 def _load(name: str, templates_dir: Path) -> dict[str, Any]:
@@ -56,7 +57,8 @@ def load_presets(overrides: list[str] | None = None, templates_dir: Path = TEMPL
         preset = LevelPreset(name, tuple(p["stops"]), tuple(p["roadblocks"]), tuple(p["detours"]),
                              int(p["crawl_depth"]), tuple(p["extraction"]), tuple(p["diamonds"]),
                              tuple(p.get("hops", (1, 2))), tuple(p.get("choices", (0, 1))),
-                             tuple(p.get("wide", (0, 0))), tuple(p.get("wide_members", (0, 0))))
+                             tuple(p.get("wide", (0, 0))), tuple(p.get("wide_members", (0, 0))),
+                             bool(p.get("wide_total_counts", True)))
         for key in ("stops", "roadblocks", "detours", "diamonds", "hops", "choices", "wide", "wide_members"):
             lo, hi = getattr(preset, key)
             if not 0 <= lo <= hi:

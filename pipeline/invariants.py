@@ -85,6 +85,17 @@ def check_dag(leg: Leg, preset: LevelPreset) -> list[str]:
     return errors
 
 
+def _totals(leg: Leg, stop: int) -> list[int]:
+    """The match totals (``"total"``) the golden trace's answers for ``stop`` report."""
+    found = []
+    for entry in leg.trace:
+        if entry.stop == stop and entry.response.startswith("{"):
+            total = json.loads(entry.response).get("total")
+            if isinstance(total, int) and not isinstance(total, bool):
+                found.append(total)
+    return found
+
+
 def check_counts(leg: Leg, preset: LevelPreset) -> list[str]:
     n_diamonds = len({s.diamond for s in leg.stops if s.diamond_role == "merge"})
     base = [s for s in leg.stops if s.diamond_role not in ("branch", "merge") and s.kind != WIDE]
@@ -96,6 +107,10 @@ def check_counts(leg: Leg, preset: LevelPreset) -> list[str]:
         lo, hi = preset.wide_members
         if s.wide is None or not lo <= len(s.wide.members) <= hi:
             errors.append(f"wide stop {s.index}: {len(s.wide.members) if s.wide else 'no'} members, level needs {lo}-{hi}")
+        if not preset.wide_total_counts and s.wide is not None and s.wide.aggregate == "count" \
+                and s.value in _totals(leg, s.index):
+            errors.append(f"wide stop {s.index}: one tool answer's total is its count ({s.value}), which the "
+                          "level does not ask (wide_total_counts)")
     lo, hi = preset.stops
     if not lo <= len(base) <= hi:
         errors.append(f"{len(base)} stops before augmentation, level needs {lo}-{hi}")

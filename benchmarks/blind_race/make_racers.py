@@ -40,9 +40,9 @@ cd {root} && PYTHONPATH={root} exec {python} -m pipeline.tools {budget}"${{log[@
 """
 
 
-def make(out: Path, seed: int, count: int, tools_from: Path) -> None:
+def make(out: Path, seed: int, count: int, tools_from: Path, levels: tuple[str, ...] = LEVELS) -> None:
     rows = []
-    for level in LEVELS:
+    for level in levels:
         for variant in VARIANTS:
             run = out / "legs" / f"{level}-{variant}"
             subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", level, "--variant", variant,
@@ -94,12 +94,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=4242)
     ap.add_argument("--count", type=int, default=4)
+    ap.add_argument("--levels", default=",".join(LEVELS), help="comma-separated levels to race (default: all)")
     ap.add_argument("--tools-from", type=Path, default=Path(__file__).resolve().parents[2],
                     help="the project copy the racers' tools run from (a frozen worktree)")
     ap.add_argument("--collect", action="store_true", help="after the race: trial.json files and all-legs/")
     ap.add_argument("--agent", default="blind-racer")
     args = ap.parse_args()
-    collect(args.out, args.agent) if args.collect else make(args.out, args.seed, args.count, args.tools_from)
+    levels = tuple(level for level in args.levels.split(",") if level)
+    if not levels or set(levels) - set(LEVELS):
+        ap.error(f"--levels: choose among {', '.join(LEVELS)}")
+    collect(args.out, args.agent) if args.collect else make(args.out, args.seed, args.count, args.tools_from, levels)
 
 
 if __name__ == "__main__":

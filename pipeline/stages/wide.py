@@ -218,6 +218,7 @@ def _figures_at(cands: list[Candidate], figure: str):
 
 COUNTRY_STYLES = ("count", "sum", "threshold", "ranked")
 AIRPORT_STYLES = ("count", "threshold", "ranked")
+AIRPORT_FIGURE_STYLES = ("threshold", "ranked")   # the airports' elevations decide: no place search's total
 
 
 def _spec_countries(ctx, rng: random.Random, lat, lng, size: tuple[int, int], style: str | None = None) -> WideSpec | None:
@@ -264,7 +265,8 @@ def closed_airports(ctx: StageContext) -> frozenset[str]:
     return ctx.memo("wide_closed_airports", lambda: frozenset(a.iata for a in _airports(ctx)[0] if a.closed))
 
 
-def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int], style: str | None = None) -> WideSpec | None:
+def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int], style: str | None = None,
+                   styles: tuple[str, ...] = AIRPORT_STYLES) -> WideSpec | None:
     """An airports stop around a point, as ``_spec_countries`` makes a countries one."""
     cands = airport_candidates(ctx, lat, lng, MAX_RADIUS_KM["airports"] * (1 + EDGE_MARGIN))
     closed = closed_airports(ctx)
@@ -272,7 +274,7 @@ def _spec_airports(ctx, rng: random.Random, lat, lng, size: tuple[int, int], sty
     radius_at = functools.lru_cache(maxsize=None)(lambda m: radius_for(distances, m))
     targets = list(range(size[0], size[1] + 1))
     rng.shuffle(targets)
-    style = style or rng.choice(list(AIRPORT_STYLES))
+    style = style or rng.choice(list(styles))
     high = style == "threshold"
     rank = rng.randint(1, 3)
     figures_at = _figures_at(cands, "elevation")
@@ -366,7 +368,7 @@ def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, le
         for domain in domains:
             if (domain, str(src.value).casefold()) in asked:
                 continue
-            spec = _spec_for(domain, src, ctx, rng, preset.wide_members)
+            spec = _spec_for(domain, src, ctx, rng, preset.wide_members, preset.wide_total_counts)
             # one set once: two radii around two capitals can enclose the same countries (blind race 34, R14)
             if spec is not None and any(s.wide.domain == domain and s.wide.members == spec.members for _, s in made):
                 spec = None
@@ -380,13 +382,17 @@ def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, le
     return made
 
 
-def _spec_for(domain: str, src: Stop, ctx: StageContext, rng: random.Random, size) -> WideSpec | None:
+def _spec_for(domain: str, src: Stop, ctx: StageContext, rng: random.Random, size,
+              total_counts: bool = True) -> WideSpec | None:
+    """A ``domain`` stop on ``src``'s place or country. Without ``total_counts`` (the level's
+    ``wide_total_counts``) none whose count one tool answer reports as its total: no page set (its count
+    is a whole-word search's total) and no airports counted (a place search's total)."""
     if domain == "pages":
-        return _spec_pages(ctx, src.value, size)
+        return _spec_pages(ctx, src.value, size) if total_counts else None
     found = ctx.toolbox.call("maps_geocode", {"address": src.value})
     if not found.ok or found.data.get("partial_match"):
         return None
     lat, lng = found.data["lat"], found.data["lng"]
     if domain == "countries":
         return _spec_countries(ctx, rng, lat, lng, size)
-    return _spec_airports(ctx, rng, lat, lng, size)
+    return _spec_airports(ctx, rng, lat, lng, size, styles=AIRPORT_STYLES if total_counts else AIRPORT_FIGURE_STYLES)
