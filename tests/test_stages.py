@@ -269,3 +269,13 @@ def test_a_figure_asked_in_a_larger_unit_that_rounds_to_nothing_is_dropped():
     assert not asks_nothing(scaled(), 2)
     assert not asks_nothing(Stop(index=3, kind=ROADBLOCK, description="", template="elevation",
                                  roadblock=RoadblockSpec(scale=1, round=1)), 0)   # unscaled: a real 0 m
+
+
+def test_a_figure_rounded_to_tens_that_rounds_to_nothing_is_dropped():
+    """Blind race 20: "the ground elevation in metres at Amsterdam, rounded to the nearest 10 metres" is 0
+    from the grid's -2 m (Alexandria's and Santos Dumont airport's too); a racer asked whether a height
+    under sea level rounds to 0. A figure rounded to tens is asked only where it is not 0."""
+    def tens(template: str = "geocode_elevation") -> Stop:
+        return Stop(index=3, kind=ROADBLOCK, description="", template=template, roadblock=RoadblockSpec(round=10))
+    assert asks_nothing(tens(), 0) and asks_nothing(tens(), -0.0) and asks_nothing(tens("route_distance"), 0)
+    assert not asks_nothing(tens(), 10) and not asks_nothing(tens(), -10) and not asks_nothing(tens(), 1350)

@@ -328,6 +328,23 @@ def test_drawn_sets_keep_their_margins_and_hold_exactly_their_members(ctx, place
         assert sorted(c.key for c in inside) == spec.members and 5 <= len(spec.members) <= 30
 
 
+@pytest.mark.parametrize("place", ["Vienna", "Nairobi"])
+def test_without_total_counts_no_stop_is_a_count_one_answer_totals(ctx, place):
+    """A level with ``wide_total_counts`` off gets no page set (its count is a whole-word search's total)
+    and no airports counted by the radius alone (a place search's total): airports only by their
+    elevations, a threshold or a rank. With it on, both are drawn."""
+    import random
+    src = Stop(index=0, kind=ROUTE_INFO, description="a place", value=place)
+    assert wide._spec_for("pages", Stop(index=0, kind=ROUTE_INFO, description="a country", value="Bhutan"), ctx, random.Random(0), (5, 60),
+                          total_counts=False) is None
+    assert wide._spec_for("pages", Stop(index=0, kind=ROUTE_INFO, description="a country", value="Bhutan"), ctx, random.Random(0), (5, 60)) \
+        is not None
+    off = [wide._spec_for("airports", src, ctx, random.Random(s), (5, 30), total_counts=False) for s in range(12)]
+    on = [wide._spec_for("airports", src, ctx, random.Random(s), (5, 30)) for s in range(12)]
+    assert any(off) and all(spec.aggregate != "count" or spec.measure == "elevation" for spec in off if spec)
+    assert any(spec.aggregate == "count" and spec.measure is None for spec in on if spec)
+
+
 def test_no_page_set_over_a_word_that_members_hold_inside_a_longer_name(ctx):
     """"Guinea" is a whole word of "Papua New Guinea": the clue's literal reading counts such pages, a reader
     meaning the country would not; the generator asks no such word ("Bhutan" stays)."""

@@ -80,15 +80,21 @@ TWO_POINT_DISTANCES = frozenset({"geocode_distance", "place_capital_distance", "
 
 
 def asks_nothing(stop, value) -> bool:
-    """Is this roadblock's answer fixed by its wording alone (a distance from a place to itself), or
-    does a figure asked in a larger unit round to nothing or to the unit itself ("the area of Vatican
-    City in thousands of square kilometres" is 0: issue 34, item 7)?"""
+    """Is this roadblock's answer fixed by its wording alone (a distance from a place to itself), does a
+    figure asked in a larger unit round to nothing or to the unit itself ("the area of Vatican City in
+    thousands of square kilometres" is 0: issue 34, item 7), or does a figure rounded to tens round to
+    nothing ("-2 m, rounded to the nearest 10 metres": blind race 20, R02, R05 and R08; a racer asked
+    whether a height under sea level rounds to 0)?"""
     if stop.kind != ROADBLOCK:
         return False
     if stop.template in TWO_POINT_DISTANCES and value == 0:
         return True
     spec = stop.roadblock
-    return spec is not None and spec.scale < 1 and isinstance(value, (int, float)) and abs(value) <= spec.round
+    if spec is None or not isinstance(value, (int, float)):
+        return False
+    if spec.scale < 1:
+        return abs(value) <= spec.round
+    return spec.round > 1 and value == 0
 
 
 def run(leg: Leg, ctx: StageContext) -> Leg:
