@@ -315,6 +315,22 @@ def test_a_number_a_scale_word_follows_is_asked_by_what_it_is_only(ctx):
     assert not verbalize.scaled_numbers("It was ransacked in 1812 by 300 soldiers.")
 
 
+def test_a_number_of_countries_beside_countries_the_sentence_names_is_asked_by_position_only(ctx):
+    """Blind race 20, R01: Asia's "Bangladesh, India, Vietnam, Thailand, Pakistan and Sri Lanka were among the
+    16 countries facing extreme risk", asked "gives a number of countries: how many?", is 16 to one reader and
+    6 (the countries it names) to another; asked "gives a number: what number?" it is 16 to both."""
+    asia = ctx.toolbox.call("fetch_webpage", {"url": title_to_url("Asia")}).data
+    stop = _prose_stop(ctx, "Asia", "Climate change", "among the 16 countries")
+    assert stop.value == 16
+    asks = verbalize.ask_options(stop, [], asia)
+    assert asks and not any("number of countries" in a for a in asks) and all("gives a number: what number?" in a
+                                                                               for a in asks), asks
+    kind = verbalize.number_kinds(stop.extraction.sentence)[stop.extraction.number_index][1]
+    assert verbalize.counts_what_it_names(stop.extraction.sentence, kind)
+    assert not verbalize.counts_what_it_names("Its 27 member countries signed the treaty.",
+                                              verbalize.number_kinds("Its 27 member countries signed the treaty.")[0][1])
+
+
 def test_a_kind_naming_a_leg_page_falls_back_to_a_plain_number(ctx, toronto):
     stop = _prose_stop(ctx, "Toronto", "", "ransacked in the Battle")
     asks = verbalize.ask_options(stop, ["year"], toronto)

@@ -210,7 +210,8 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
         if ex.number_index in measured_alone(ex.sentence) and not find_leak(target.singular, names):
             kinds.append((target, [ex.number_index]))
     else:
-        if target.cls != "number" and len(numbers) == 1 and not find_leak(target.singular, names):
+        if target.cls != "number" and len(numbers) == 1 and not find_leak(target.singular, names) \
+                and not counts_what_it_names(ex.sentence, target):
             # what a number is ("a population in millions") only where it is the sentence's one number: a
             # reader tells "a population" from "a number in millions" by no rule of ours (issue 21, a racer)
             kinds.append((target, [ex.number_index]))
@@ -222,6 +223,15 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
             for kind, same in kinds:
                 out.append(position_ask(where, sentence, kind, len(same), same.index(ex.number_index) + 1))
     return out
+
+
+def counts_what_it_names(sentence: str, kind) -> bool:
+    """Does the sentence name some of the countries its number counts? "Bangladesh, India, Vietnam,
+    Thailand, Pakistan and Sri Lanka were among the 16 countries facing extreme risk": asked "gives a
+    number of countries: how many?", a reader may count the six it names (blind race 20, R01). Such a
+    number is asked by its position only ("gives a number: what number?")."""
+    noun = kind.singular.split(" in ")[0]
+    return kind.cls == "count" and noun.endswith(("countries", "nations")) and countries_named(sentence, country_known) != []
 
 
 MAX_COUNTED = 10    # past this many sentences, a reader is told the sentence's first words rather than its rank
