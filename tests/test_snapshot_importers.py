@@ -312,6 +312,13 @@ def test_tree_builder_builds_every_real_page_as_mwparserfromhell(every):
     "'''X''' [[{{PAGENAME}}|self]] [[Target<ref>t</ref>|label]] {{lang|fr|[[Paris]]<ref>p</ref>}}."),
     # unbalanced markup around references and tables
     "'''X''' {{unclosed <ref>[[R]]</ref> and [[Y|<ref>z</ref>]] {|\n| cell\n '''bold''' [[W]]",
+    # references cut before the tokenizer (_cut_references) or left to it: at a line's start, unclosed,
+    # in a heading, beside comments that hide brackets, holding a comment, in capitals
+    "'''X''' is.\n<ref>a</ref>* not a list [[L]]\n<ref name=b/>== Not a heading ==\nMore [[M]].",
+    "'''X''' a<ref name=q>unclosed [[U]] text<ref>b</ref> end [[V]].",
+    "'''X''' is.\n== H<ref>h</ref> ==\nText [[T]].<ref>{{cite book|title=[[Book]]}}</ref>",
+    "'''X''' <!-- {{ --> is<ref>a</ref> [[A]]. <!-- ]] --> b<ref>c</ref> [[B]].",
+    "'''X'''<ref>a<!-- c --></ref> b [[B]]. Later<REF>d</REF> c [[C]].<ref name=\"x y\" />",
 ])
 def test_pruned_parse_gives_the_page_of_a_full_parse_on_hard_cases(monkeypatch, text):
     pruned, full = _pages_both_ways(monkeypatch, "X", text)
