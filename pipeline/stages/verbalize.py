@@ -35,6 +35,7 @@ from pipeline.clues import (
     CLUE_REFERENCES,
     LEAD,
     MONTHS,
+    NumberKind,
     by_description,
     by_description_start,
     by_infobox,
@@ -225,7 +226,7 @@ def ask_options(stop: Stop, names: list[str], page: dict) -> list[str]:
     return out
 
 
-def counts_what_it_names(sentence: str, kind) -> bool:
+def counts_what_it_names(sentence: str, kind: NumberKind) -> bool:
     """Does the sentence name some of the countries its number counts? "Bangladesh, India, Vietnam,
     Thailand, Pakistan and Sri Lanka were among the 16 countries facing extreme risk": asked "gives a
     number of countries: how many?", a reader may count the six it names (blind race 20, R01). Such a
