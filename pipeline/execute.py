@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline import expressions, refs
+from pipeline.cache import canonical_json
 from pipeline.clues import MEASURE_LOOKUPS, NUMBER_RE, measure_value
 from pipeline.model import (
     DETOUR,
@@ -36,6 +38,7 @@ from pipeline.model import (
 from pipeline.snapshot.page import compiled, subject_name, title_to_url
 from pipeline.tools.errors import ToolArgumentError, ToolError
 from pipeline.tools.registry import Toolbox
+from pipeline.tools.toollog import MAX_CHARS, truncate
 from pipeline.transforms import apply_detour
 from pipeline.world.countries import EXTRA_ALIASES, country_table
 from pipeline.world.geo import normalise_name
@@ -531,6 +534,8 @@ def collect_wide(spec: WideSpec, given: Any, call: Callable[[str, dict], dict]) 
     look up what a sum needs. ``given`` is the input clue's answer (a place or country; pages: the word).
     The golden run and the riddle-only solver both collect this way; the generator enumerates the same
     set without the tools (``stages.wide``) and acceptance compares the two."""
+    if spec.domain == "links":   # ``given``: the page's URL; its links as the cut shows them, then the search
+        return WideFind(sorted(set(page_links(str(given), call)) & set(described_with(spec.word, call))))
     if spec.domain == "pages":   # the word is the input clue's answer (the spec keeps it for the record)
         word = str(given) if given is not None else spec.word
         members, offset = [], 0
@@ -579,6 +584,45 @@ def collect_wide(spec: WideSpec, given: Any, call: Callable[[str, dict], dict]) 
     raise StopFailed(f"unknown wide domain {spec.domain!r}")
 
 
+def shown_links(data: dict) -> list[str]:
+    """The links of a ``fetch_webpage`` answer with ``links_offset`` that an agent sees at the default cut."""
+    return json.loads(truncate(canonical_json(data), MAX_CHARS))["links"]
+
+
+def page_links(url: str, call: Callable[[str, dict], dict]) -> list[str]:
+    """Every link a page lists, read as an agent reads them at the default cut: ``fetch_webpage``'s
+    links from an offset, as many as the cut shows, then on from the first not shown."""
+    links: list[str] = []
+    offset = 0
+    while True:
+        data = call("fetch_webpage", {"url": url, "links_offset": offset})
+        shown = shown_links(data)
+        links += shown
+        offset += len(shown)
+        if not shown or offset >= int(data["links_total"]):
+            return links
+
+
+def described_with(word: str, call: Callable[[str, dict], dict]) -> list[str]:
+    """Every page whose short description holds ``word`` as a whole word: a phrase search of that field,
+    paged to its end."""
+    found, offset = [], 0
+    while offset is not None:
+        data = call("web_search", {"query": word, "mode": "phrase", "field": "description",
+                                   "num_results": WIDE_SEARCH_PAGE, "offset": offset})
+        found += [r["title"] for r in data["results"]]
+        offset = data.get("next_offset")
+    return found
+
+
+def wide_input(stop: Stop, values: dict[int, Any]) -> Any:
+    """What a wide stop's collection starts from: the answer of the clue it depends on (a place, a
+    country, a word), or for a page's links the page that clue's stop reads."""
+    if stop.wide is not None and stop.wide.domain == "links":
+        return stop.page_url
+    return values.get(stop.depends_on[0]) if stop.depends_on else None
+
+
 def wide_value(spec: WideSpec, find: WideFind) -> int:
     """The figure a wide stop asks of its set: how many members, the sum of their figures, or the
     ``rank``-th largest or smallest figure among them, in the clue's unit (millions of people, thousands
@@ -601,7 +645,7 @@ def wide_value(spec: WideSpec, find: WideFind) -> int:
 def run_wide_stop(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
     """Collect the set through the tools; it must be the set the generator enumerated (no more, no fewer)."""
     spec = stop.wide
-    given = values.get(stop.depends_on[0]) if stop.depends_on else None
+    given = wide_input(stop, values)
     step = [0]
 
     def call(tool: str, args: dict) -> dict:

@@ -14,7 +14,15 @@ from pipeline import expressions
 from pipeline.cache import ReplayMiss, canonical_json
 from pipeline.catalog import LevelPreset
 from pipeline.config import PROVENANCES
-from pipeline.execute import StopFailed, collect_wide, country_key, execute_leg, extract_fact, wide_value
+from pipeline.execute import (
+    StopFailed,
+    collect_wide,
+    country_key,
+    execute_leg,
+    extract_fact,
+    wide_input,
+    wide_value,
+)
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -390,7 +398,7 @@ def check_wide_sets(leg: Leg) -> list[str]:
                                  f"{'nothing more' if entry is None else entry.tool + ' ' + str(entry.args)}")
             return json.loads(entry.response)
         try:
-            find = collect_wide(stop.wide, values.get(stop.depends_on[0]) if stop.depends_on else None, call)
+            find = collect_wide(stop.wide, wide_input(stop, values), call)
         except (ValueError, KeyError, StopFailed) as exc:
             errors.append(f"wide stop {stop.index}: its trace does not collect a set: {exc}")
             continue

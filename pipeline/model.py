@@ -183,8 +183,9 @@ class WideSpec:
     of the input's point, and, with ``measure``, whose figure is at least ``threshold``), ``airports``
     (the IATA airports within ``radius_km`` of the input's point, and, with ``measure`` = elevation,
     whose ground lies at least ``threshold`` m high), ``pages`` (the pages whose opening text contains
-    the whole word ``word``, the name the input gave)."""
-    domain: str                     # countries | airports | pages
+    the whole word ``word``, the name the input gave), ``links`` (the pages that the input stop's page
+    links to whose short description contains the whole word ``word``)."""
+    domain: str                     # countries | airports | pages | links
     aggregate: str                  # count | sum (of ``figure`` over the members) | largest | smallest (the
                                     # ``rank``-th largest or smallest ``figure`` among the members)
     radius_km: float | None = None  # countries, airports: the distance from the input's point
@@ -193,7 +194,7 @@ class WideSpec:
     figure: str | None = None       # sum, largest, smallest: population (in millions) | area (in thousands of
                                     # km2) | elevation (m; airports)
     rank: int | None = None         # largest, smallest: 1 for the largest (smallest) itself, 2 the next ...
-    word: str | None = None         # pages: the whole word their opening text contains
+    word: str | None = None         # pages: the whole word their opening text contains; links: their short description
     members: list[str] = field(default_factory=list)   # the exact set, sorted (country names, IATA codes, titles)
 
 

@@ -32,7 +32,8 @@ specs = st.one_of(
               st.integers(1, 20)),
     st.builds(lambda r, k: WideSpec("airports", "largest", radius_km=float(r), figure="elevation", rank=k),
               st.integers(5, 500), st.integers(1, 20)),
-    st.just(WideSpec("pages", "count")))
+    st.just(WideSpec("pages", "count")),
+    st.builds(lambda w: WideSpec("links", "count", word=w), st.sampled_from(["poet", "river", "religious text"])))
 
 
 @settings(max_examples=60, deadline=None)
@@ -44,6 +45,8 @@ def test_a_wide_clue_reads_back_as_the_set_it_defines(spec, role, clue):
     assert ref == clue
     assert (back.domain, back.aggregate, back.radius_km, back.measure, back.threshold, back.figure, back.rank) == \
         (spec.domain, spec.aggregate, spec.radius_km, spec.measure, spec.threshold, spec.figure, spec.rank)
+    if spec.domain == "links":   # the word is the clue's own (a page set's is an earlier answer)
+        assert back.word == spec.word
 
 
 def test_a_country_input_is_measured_from_its_capital_and_counts_itself():
@@ -444,3 +447,81 @@ def test_no_airport_set_holds_a_closed_airport(ctx):
                 drawn[city] = drawn.get(city, 0) + 1
                 assert not closed & {c.key for c in cands if c.distance_km <= spec.radius_km}
     assert drawn.get("Lyon") and not drawn.get("Athens")   # Hellinikon is nearer Athens than any radius
+
+
+# ---- links: the pages a page links to whose short description holds a word ------------------------------
+@pytest.fixture(scope="module")
+def links_leg(ctx):
+    import random
+    spec = wide._spec_links(ctx, random.Random(0), "Asia", (10, 30))
+    assert spec is not None and spec.domain == "links"
+    leg = _leg(spec, "Asia")
+    leg.stops[1].page_url, leg.stops[1].page_title = leg.stops[0].page_url, "Asia"   # as make_wide_stops sets them
+    return _run(leg, ctx)
+
+
+def test_a_links_set_is_every_linked_page_whose_own_description_holds_the_word(ctx, links_leg):
+    """Decided member by member as a reader would: each page Asia lists as a link, fetched on its own,
+    its short description read for the whole word."""
+    import re
+    spec = links_leg.stops[1].wide
+    listed = ctx.toolbox.call("fetch_webpage", {"url": "Asia", "links_offset": 0}).data["links"]
+    word = re.compile(rf"\b{re.escape(spec.word)}\b", re.IGNORECASE)
+    expected = set()
+    for title in listed:
+        page = ctx.toolbox.call("fetch_webpage", {"url": title})
+        if page.ok and word.search(page.data.get("description") or ""):
+            expected.add(page.data["title"])
+    assert 10 <= len(expected) <= 30 and spec.members == sorted(expected)
+    assert links_leg.stops[1].value == len(expected) and check_wide_sets(links_leg) == []
+    from pipeline.agents.solver import Solver   # the riddle-only solver, from the clue and the page it read
+    text = wide_clue(spec, "country", 1)
+    assert Solver(ctx.toolbox).wide(2, text, {1: "Asia"}, {1: links_leg.stops[0].page_url}) == len(expected)
+
+
+def test_a_long_pages_links_are_read_as_the_cut_shows_them(links_leg):
+    """Asia lists 399 links, more than 8,000 characters show: the collection reads on from the first
+    link the cut left out, so its trace makes the calls an agent must."""
+    from pipeline.cache import canonical_json
+    from pipeline.tools.toollog import MAX_CHARS, truncate
+    fetches = [t for t in links_leg.trace if t.tool == "fetch_webpage"]
+    assert len(fetches) >= 2 and fetches[0].args["links_offset"] == 0
+    seen = []
+    for t in fetches:
+        data = json.loads(t.response)
+        assert t.args["links_offset"] == len(seen)
+        seen += json.loads(truncate(canonical_json(data), MAX_CHARS))["links"]
+    assert len(seen) == data["links_total"] == 399
+
+
+def test_invariant_13_fails_a_links_trace_that_skips_a_page_of_links(links_leg):
+    broken = copy.deepcopy(links_leg)
+    second = [i for i, t in enumerate(broken.trace) if t.tool == "fetch_webpage"][1]
+    del broken.trace[second]
+    assert any("wide stop 1" in e for e in check_wide_sets(broken))
+
+
+def test_no_links_set_over_a_word_a_reader_may_count_otherwise(ctx):
+    """"language" on Afroasiatic languages: its links' descriptions say "languages" too, which the whole
+    word leaves out and a reader may count; "country" is the countries domain's, read from memory."""
+    import random
+    assert wide._word_unclear("poet", ["English poets"]) and wide._word_unclear("poet", ["Poet-diplomat"])
+    assert not wide._word_unclear("poet", ["English poet (1770-1850)", "Poetry magazine"])
+    descriptions = [d for _, d in wide.linked_descriptions(ctx, "Afroasiatic languages")]
+    assert wide._word_unclear("language", descriptions)
+    for size in [(5, 15), (10, 30)]:
+        drawn = [wide._spec_links(ctx, random.Random(s), "Afroasiatic languages", size) for s in range(3)]
+        assert all(d is None or d.word != "language" for d in drawn)
+    assert wide._spec_links(ctx, random.Random(0), "Asia", (20, 60)) is None   # only "country" holds 20-60 there
+
+
+def test_the_golden_calls_of_a_links_set_reach_every_member(links_leg):
+    leg = links_leg
+    golden = [ToolCall(t.tool, t.args) for t in leg.trace]
+    assert wide_reach(leg, Trial(trial_id="g", leg_id=leg.leg_id, agent="a", answer="1", calls=golden))[0].recall == 1.0
+    listing = [c for c in golden if c.tool == "fetch_webpage"]   # the page's links alone list every member
+    assert wide_reach(leg, Trial(trial_id="l", leg_id=leg.leg_id, agent="a", answer="1", calls=listing))[0].recall == 1.0
+    members = leg.stops[1].wide.members
+    one_by_one = [ToolCall("fetch_webpage", {"url": m}) for m in members[:4]]
+    reach = wide_reach(leg, Trial(trial_id="o", leg_id=leg.leg_id, agent="a", answer="1", calls=one_by_one))[0]
+    assert reach.reached == 4 and reach.precision == 1.0

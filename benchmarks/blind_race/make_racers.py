@@ -40,15 +40,23 @@ cd {root} && PYTHONPATH={root} exec {python} -m pipeline.tools {budget}"${{log[@
 """
 
 
-def make(out: Path, seed: int, count: int, tools_from: Path, levels: tuple[str, ...] = LEVELS) -> None:
+OVERMAKE = 10   # with --only-wide: legs made per leg raced (a hard leg holds a links set about one time in seven)
+
+
+def make(out: Path, seed: int, count: int, tools_from: Path, levels: tuple[str, ...] = LEVELS,
+         only_wide: str | None = None) -> None:
     rows = []
     for level in levels:
         for variant in VARIANTS:
             run = out / "legs" / f"{level}-{variant}"
             subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", level, "--variant", variant,
-                            "--count", str(count), "--seed", str(seed), "--out", str(run), "--task-runner", "local",
-                            "--quiet"], check=True)
-            rows += pq.read_table(run / "legs.parquet").to_pylist()[:count]
+                            "--count", str(count * (OVERMAKE if only_wide else 1)), "--seed", str(seed), "--out",
+                            str(run), "--task-runner", "local", "--quiet"], check=True)
+            made = pq.read_table(run / "legs.parquet").to_pylist()
+            if only_wide:   # the legs that hold a wide stop of that domain, in the run's order
+                made = [r for r in made if any(s.wide is not None and s.wide.domain == only_wide
+                                               for s in Leg.from_json(r["leg_json"]).stops)]
+            rows += made[:count]
     random.Random(seed).shuffle(rows)
     index = {}
     for n, row in enumerate(rows, start=1):
@@ -99,11 +107,14 @@ def main() -> None:
                     help="the project copy the racers' tools run from (a frozen worktree)")
     ap.add_argument("--collect", action="store_true", help="after the race: trial.json files and all-legs/")
     ap.add_argument("--agent", default="blind-racer")
+    ap.add_argument("--only-wide", choices=["countries", "airports", "pages", "links"],
+                    help="race only legs holding a wide stop of this domain (made from 10 times --count legs)")
     args = ap.parse_args()
     levels = tuple(level for level in args.levels.split(",") if level)
     if not levels or set(levels) - set(LEVELS):
         ap.error(f"--levels: choose among {', '.join(LEVELS)}")
-    collect(args.out, args.agent) if args.collect else make(args.out, args.seed, args.count, args.tools_from, levels)
+    collect(args.out, args.agent) if args.collect else make(args.out, args.seed, args.count, args.tools_from, levels,
+                                                                        args.only_wide)
 
 
 if __name__ == "__main__":

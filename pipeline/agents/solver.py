@@ -208,7 +208,7 @@ class Solver:
 
     def solve_clue(self, n: int, text: str, view: RiddleView, sol: Solution) -> Any:
         if text.startswith(WIDE_START):
-            return self.wide(n, text, sol.values)
+            return self.wide(n, text, sol.values, sol.pages)
         if text.startswith(ROADBLOCK_START):
             return self.roadblock(n, text, sol.values)
         if text.startswith(DETOUR_START):
@@ -399,16 +399,20 @@ class Solver:
                 if roadblock_reads(template["value"], params, inputs, text):
                     yield name, template, inputs, params
 
-    def wide(self, n: int, text: str, values: dict[int, Any]) -> Any:
+    def wide(self, n: int, text: str, values: dict[int, Any], pages: dict[int, str] | None = None) -> Any:
         """A wide clue (issue 34): the set it defines, collected through the tools to its end."""
         read = parse_wide(text)
+        pages = pages or {}
         if read is None:
             raise Unsolvable(f"clue {n}: no set reads {text[:100]!r}")
         spec, ref = read
         if ref not in values:
             raise Unsolvable(f"clue {n}: clue {ref} has no answer yet")
+        if spec.domain == "links" and ref not in pages:
+            raise Unsolvable(f"clue {n}: clue {ref} read no page")
+        given = pages[ref] if spec.domain == "links" else values[ref]   # a page's links: the page that clue read
         try:
-            return wide_value(spec, collect_wide(spec, values[ref], lambda tool, args: self.call(n, tool, args)))
+            return wide_value(spec, collect_wide(spec, given, lambda tool, args: self.call(n, tool, args)))
         except (StopFailed, KeyError, TypeError) as exc:
             raise Unsolvable(f"clue {n}: {exc}") from exc
 

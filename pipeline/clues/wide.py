@@ -22,7 +22,7 @@ def wide_clue(spec: WideSpec, role: str, clue: int) -> str:
     return render("wide.j2", domain=spec.domain, aggregate=spec.aggregate, clue=clue, origin=origin,
                   own=role == "country", at_place=role == "place", radius=_number(spec.radius_km or 0),
                   threshold=_number(spec.threshold) if spec.threshold else None, figure=spec.figure,
-                  rank_word=f"{ORDINALS[spec.rank - 1]} " if spec.rank and spec.rank > 1 else "")
+                  rank_word=f"{ORDINALS[spec.rank - 1]} " if spec.rank and spec.rank > 1 else "", word=spec.word)
 
 
 _REF = r"(?:the capital of )?the (?P<role>place|country) that clue (?P<clue>\d+) asks for"
@@ -43,6 +43,11 @@ _AIRPORTS = re.compile(
     r"level is it, rounded to a whole number\?))")
 _PAGES = re.compile(r"Collect every page whose opening text contains the answer to clue (?P<clue>\d+) as a whole "
                     r"word or words, case aside\. How many pages is that\?")
+
+
+_LINKS = re.compile(r'Collect every page that the page you read for clue (?P<clue>\d+) links to \(its outgoing links, as '
+                    r'the page lists them\) whose short description contains the word "(?P<word>[^"]+)" as a whole '
+                    r'word, case aside\. How many pages is that\?')
 
 
 def _rank(m: re.Match) -> int:
@@ -69,6 +74,8 @@ def parse_wide(text: str) -> tuple[WideSpec, int] | None:
         return WideSpec("airports", "largest" if highest else "count", radius_km=_float(m.group("radius")),
                         measure="elevation" if threshold else None, threshold=threshold,
                         figure="elevation" if highest else None, rank=_rank(m) if highest else None), int(m.group("clue"))
+    if m := _LINKS.fullmatch(text):
+        return WideSpec("links", "count", word=m.group("word")), int(m.group("clue"))
     if m := _PAGES.fullmatch(text):
         return WideSpec("pages", "count"), int(m.group("clue"))
     return None

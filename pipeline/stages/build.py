@@ -336,7 +336,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     # legs that reached it, each after a dry run of every stop
     wide = make_wide_stops(pages, ctx, rng, leg.level)
     if len(wide) < preset.wide[0]:
-        raise Rejected(f"build: {len(wide)} wide stops can be made on the route's places and countries, "
+        raise Rejected(f"build: {len(wide)} wide stops can be made on the route's places, countries and pages, "
                        f"the level needs {preset.wide[0]}-{preset.wide[1]}")
     for anchor, stop in wide:
         seq += 1

@@ -1,7 +1,8 @@
 """Wide stops (issue 34): stops that collect a whole set from the world, made by the build stage.
 
 A wide stop's set is enumerated here over the whole world directly (the country statistics, the
-airport list, every page's opening text), never through the tools; the golden run collects it
+airport list, every page's opening text, a page's links and their pages' short descriptions), never
+through the tools; the golden run collects it
 through the tools an agent has (``execute.collect_wide``) and must find the same set. Parameters
 are drawn so that no member sits on an edge a tool's precision could flip (a distance within
 ``EDGE_MARGIN`` of the radius, an elevation within ``ELEVATION_MARGIN`` m of the threshold, a
@@ -14,10 +15,12 @@ import functools
 import itertools
 import math
 import random
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.clues.kinds import kind_of
 from pipeline.execute import WIDE_FIGURE_UNIT
 from pipeline.model import WIDE, Stop, WideSpec
 from pipeline.snapshot.store import phrase_pattern
@@ -34,7 +37,11 @@ FIGURE_MARGIN = 0.05      # of a threshold on a statistic: no member's figure th
 HALF_MARGIN = 0.05        # a sum rounded to a whole number: its fraction this far from one half
 MAX_RADIUS_KM = {"countries": 5000, "airports": 500}   # the place search's cap for airports: 500 km
 PAGE_SCAN_MAX = 50000     # the page domain scans every opening text: only in worlds this small
-DOMAINS = ("countries", "airports", "pages")
+DOMAINS = ("countries", "airports", "pages", "links")
+PLACE_DOMAINS = ("countries", "airports", "pages")   # on a place or country a page stop gives; links: on its page
+# words no links set is asked over: a page's linked countries are the countries domain's, read from memory as
+# readily (and Asia's 46 were 8 of 10 links sets in 20 extreme legs)
+LINK_WORDS_LEFT_OUT = frozenset({"country"})
 
 
 @dataclass(frozen=True)
@@ -346,6 +353,59 @@ def _inside_longer_names(ctx: StageContext, word: str, members: list[str]) -> bo
 
 
 
+def linked_descriptions(ctx: StageContext, title: str) -> list[tuple[str, str]]:
+    """(title, short description) of every page in the world that the page ``title`` links to, in
+    the page's order: what ``fetch_webpage`` lists as its links, read here from the store."""
+    def read() -> list[tuple[str, str]]:
+        page = ctx.page(title)
+        if page is None:
+            return []
+        out = []
+        for link in page.links:
+            target = ctx.page(link.title) if link.in_snapshot else None
+            if target is not None:
+                out.append((target.title, target.description or ""))
+        return out
+    return ctx.memo(f"wide_linked|{title}", read)
+
+
+def _word_unclear(word: str, descriptions: list[str]) -> bool:
+    """Could a reader count a description the whole-word test does not, or not count one it does? The
+    word's plural ("poets" beside "poet") or the word joined to another by a hyphen, an apostrophe or a
+    slash ("poet-diplomat") in any of the page's linked descriptions: such a word gives no set."""
+    doubtful = re.compile(r"(?<![^\W_])" + re.escape(word) + r"(?:e?s(?![^\W_])|[-'’/])|[-'’/]" + re.escape(word)
+                          + r"(?![^\W_])", re.IGNORECASE)
+    return any(doubtful.search(d) for d in descriptions)
+
+
+def _link_words(ctx: StageContext, title: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each word a links set may be asked over on the page ``title`` (a kind one of its linked pages is,
+    ``kind_of``: "poet", "river"; none a reader may count otherwise) and the linked pages whose short
+    description holds it as a whole word, case aside. Memoised per page: a page stop is offered many times."""
+    def compute() -> list[tuple[str, tuple[str, ...]]]:
+        linked = linked_descriptions(ctx, title)
+        descriptions = [d for _, d in linked]
+        out = []
+        for word in sorted({k for d in descriptions if (k := kind_of(d)) and len(k) >= 4} - LINK_WORDS_LEFT_OUT):
+            if not _word_unclear(word, descriptions):
+                pattern = phrase_pattern(word)
+                out.append((word, tuple(sorted({t for t, d in linked if pattern.search(d)}))))
+        return out
+    return ctx.memo(f"wide_link_words|{title}", compute)
+
+
+def _spec_links(ctx, rng: random.Random, title: str, size: tuple[int, int]) -> WideSpec | None:
+    """The pages ``title`` links to whose short description holds a word as a whole word (case aside),
+    the word drawn among those whose set has the level's size (``_link_words``). The tools decide it
+    member by member (the page's links, then each linked page's short description) or by a whole-word
+    search of the short descriptions, paged, met with the links."""
+    fits = [(word, members) for word, members in _link_words(ctx, title) if size[0] <= len(members) <= size[1]]
+    if not fits:
+        return None
+    word, members = fits[rng.randrange(len(fits))]
+    return WideSpec("links", "count", word=word, members=list(members))
+
+
 def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, level: str) -> list[tuple[int, Stop]]:
     """The level's wide stops, each on a place or country a page stop gives (the input's page index and
     the stop, its ``depends_on`` the input stop's object id until indices exist): no input or domain
@@ -354,8 +414,7 @@ def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, le
     want = rng.randint(*preset.wide) if preset.wide[1] else 0
     if not want:
         return []
-    inputs = [(i, s) for i, s in enumerate(pages)
-              if s.fact is not None and s.fact.role in ("place", "country") and isinstance(s.value, str)]
+    inputs = [(i, s) for i, s in enumerate(pages) if s.fact is not None]
     rng.shuffle(inputs)
     made: list[tuple[int, Stop]] = []
     used_domains: list[str] = []
@@ -366,14 +425,17 @@ def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, le
         order = rng.sample(DOMAINS, len(DOMAINS))
         domains = [d for d in order if d not in used_domains] + [d for d in order if d in used_domains]
         for domain in domains:
-            if (domain, str(src.value).casefold()) in asked:
+            on = src.page_title if domain == "links" else src.value   # what the set is asked of
+            if domain in PLACE_DOMAINS and not (src.fact.role in ("place", "country") and isinstance(src.value, str)):
+                continue
+            if (domain, str(on).casefold()) in asked:
                 continue
             spec = _spec_for(domain, src, ctx, rng, preset.wide_members, preset.wide_total_counts)
             # one set once: two radii around two capitals can enclose the same countries (blind race 34, R14)
             if spec is not None and any(s.wide.domain == domain and s.wide.members == spec.members for _, s in made):
                 spec = None
             if spec is not None:
-                asked.add((domain, str(src.value).casefold()))
+                asked.add((domain, str(on).casefold()))
                 made.append((i, Stop(index=-1, kind=WIDE, description=f"wide: {domain} {spec.aggregate}",
                                      depends_on=[id(src)], page_url=src.page_url, page_title=src.page_title,
                                      value_type="number", wide=spec)))
@@ -389,6 +451,8 @@ def _spec_for(domain: str, src: Stop, ctx: StageContext, rng: random.Random, siz
     is a whole-word search's total) and no airports counted (a place search's total)."""
     if domain == "pages":
         return _spec_pages(ctx, src.value, size) if total_counts else None
+    if domain == "links":   # counted from two listings met: no one answer's total
+        return _spec_links(ctx, rng, src.page_title, size) if src.page_title else None
     found = ctx.toolbox.call("maps_geocode", {"address": src.value})
     if not found.ok or found.data.get("partial_match"):
         return None

@@ -36,9 +36,8 @@ from pipeline.config import ConfigError, load_settings
 from pipeline.tools.errors import SimulatedRefused, ToolArgumentError, ToolError
 from pipeline.tools.registry import Toolbox, validate_args
 from pipeline.tools.spec import TOOL_NAMES, TOOLS, openai_schema
-from pipeline.tools.toollog import PREVIEW_CHARS, ToolLog, calls_made, truncate
+from pipeline.tools.toollog import MAX_CHARS, PREVIEW_CHARS, ToolLog, calls_made, truncate
 
-MAX_CHARS = 8000
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
 
 

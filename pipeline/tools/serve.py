@@ -61,13 +61,12 @@ from pipeline.config import ConfigError, load_settings
 from pipeline.export import load_legs
 from pipeline.tools.registry import OFFLINE_DATA_VERSION, Toolbox, bundled_data_digest
 from pipeline.tools.spec import TOOLS
-from pipeline.tools.toollog import ToolLog, call_tool, truncate
+from pipeline.tools.toollog import MAX_CHARS, ToolLog, call_tool, truncate
 
 SERVER_NAME = "legwork-tools"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 HTTP_PATH = "/mcp"
-MAX_CHARS = 8000
 META_TRIAL, META_LEG, META_AGENT = "legwork/trial_id", "legwork/leg_id", "legwork/agent"
 ANSWER_TOOL = "legwork_submit_answer"
 ANSWER_SCHEMA = {

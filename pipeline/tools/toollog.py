@@ -116,6 +116,10 @@ def short_fields_first(text: str) -> str:
     return out if len(out) == len(text) else text   # (a text not in canonical form is shown as it came)
 
 
+MAX_CHARS = 8000   # the cut an agent reads a tool's answer at by default (the tool CLI, the MCP server, the seed
+# paper's protocol); the golden collection of a page's links pages through them as that cut shows them
+
+
 def truncate(text: str, max_chars: int, indent: int | None = None) -> str:
     """``text`` as an agent reads it at a cut of ``max_chars`` characters (the tool CLI and the MCP server
     cut a result the same way): itself when it fits, else shortened inside its JSON so that what is
