@@ -535,16 +535,10 @@ def collect_wide(spec: WideSpec, given: Any, call: Callable[[str, dict], dict]) 
     The golden run and the riddle-only solver both collect this way; the generator enumerates the same
     set without the tools (``stages.wide``) and acceptance compares the two."""
     if spec.domain == "links":   # ``given``: the page's URL; its links as the cut shows them, then the search
-        return WideFind(sorted(set(page_links(str(given), call)) & set(described_with(spec.word, call))))
+        return WideFind(sorted(set(page_links(str(given), call)) & set(phrase_matches(spec.word, "description", call))))
     if spec.domain == "pages":   # the word is the input clue's answer (the spec keeps it for the record)
         word = str(given) if given is not None else spec.word
-        members, offset = [], 0
-        while offset is not None:
-            data = call("web_search", {"query": word, "mode": "phrase", "field": "lead",
-                                       "num_results": WIDE_SEARCH_PAGE, "offset": offset})
-            members += [r["title"] for r in data["results"]]
-            offset = data.get("next_offset")
-        return WideFind(sorted(set(members)))
+        return WideFind(sorted(set(phrase_matches(word, "lead", call))))
     point = call("maps_geocode", {"address": str(given)})
     center = {"lat": point["lat"], "lng": point["lng"]}
     if spec.domain == "countries":
@@ -603,12 +597,12 @@ def page_links(url: str, call: Callable[[str, dict], dict]) -> list[str]:
             return links
 
 
-def described_with(word: str, call: Callable[[str, dict], dict]) -> list[str]:
-    """Every page whose short description holds ``word`` as a whole word: a phrase search of that field,
-    paged to its end."""
+def phrase_matches(word: str, field_: str, call: Callable[[str, dict], dict]) -> list[str]:
+    """Every page whose ``field_`` (its opening text, its short description) holds ``word`` as a whole
+    word: a phrase search of that field, paged to its end."""
     found, offset = [], 0
     while offset is not None:
-        data = call("web_search", {"query": word, "mode": "phrase", "field": "description",
+        data = call("web_search", {"query": word, "mode": "phrase", "field": field_,
                                    "num_results": WIDE_SEARCH_PAGE, "offset": offset})
         found += [r["title"] for r in data["results"]]
         offset = data.get("next_offset")

@@ -453,7 +453,7 @@ def test_no_airport_set_holds_a_closed_airport(ctx):
 @pytest.fixture(scope="module")
 def links_leg(ctx):
     import random
-    spec = wide._spec_links(ctx, random.Random(0), "Asia", (10, 30))
+    spec = wide._spec_links(ctx, random.Random(0), "Asia", (5, 15))
     assert spec is not None and spec.domain == "links"
     leg = _leg(spec, "Asia")
     leg.stops[1].page_url, leg.stops[1].page_title = leg.stops[0].page_url, "Asia"   # as make_wide_stops sets them
@@ -472,9 +472,9 @@ def test_a_links_set_is_every_linked_page_whose_own_description_holds_the_word(c
         page = ctx.toolbox.call("fetch_webpage", {"url": title})
         if page.ok and word.search(page.data.get("description") or ""):
             expected.add(page.data["title"])
-    assert 10 <= len(expected) <= 30 and spec.members == sorted(expected)
+    assert 5 <= len(expected) <= 15 and spec.members == sorted(expected)
     assert links_leg.stops[1].value == len(expected) and check_wide_sets(links_leg) == []
-    from pipeline.agents.solver import Solver   # the riddle-only solver, from the clue and the page it read
+    from pipeline.agents.solver import Solver  # the riddle-only solver, from the clue and the page it read
     text = wide_clue(spec, "country", 1)
     assert Solver(ctx.toolbox).wide(2, text, {1: "Asia"}, {1: links_leg.stops[0].page_url}) == len(expected)
 
@@ -513,6 +513,19 @@ def test_no_links_set_over_a_word_a_reader_may_count_otherwise(ctx):
         drawn = [wide._spec_links(ctx, random.Random(s), "Afroasiatic languages", size) for s in range(3)]
         assert all(d is None or d.word != "language" for d in drawn)
     assert wide._spec_links(ctx, random.Random(0), "Asia", (20, 60)) is None   # only "country" holds 20-60 there
+
+
+def test_no_links_set_over_a_word_a_missing_links_page_holds(ctx):
+    """Asia links "Oslo, Norway", which leads to no page; a reader takes it for Oslo, "Capital and most
+    populous city of Norway" (blind race 22: every racer asked whether to count it), so Asia's links give
+    no set over "city" (19 pages, or 20)."""
+    import random
+    assert not ctx.toolbox.call("fetch_webpage", {"url": "Oslo, Norway"}).ok
+    assert "city" in ctx.page("Oslo").description
+    assert any("city" in d for d in wide.missed_link_descriptions(ctx, "Asia"))
+    for seed in range(4):
+        drawn = wide._spec_links(ctx, random.Random(seed), "Asia", (10, 30))
+        assert drawn is None or drawn.word != "city"
 
 
 def test_the_golden_calls_of_a_links_set_reach_every_member(links_leg):

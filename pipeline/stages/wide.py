@@ -23,6 +23,7 @@ import numpy as np
 from pipeline.clues.kinds import kind_of
 from pipeline.execute import WIDE_FIGURE_UNIT
 from pipeline.model import WIDE, Stop, WideSpec
+from pipeline.snapshot.page import subject_name
 from pipeline.snapshot.store import phrase_pattern
 from pipeline.stages.base import StageContext
 from pipeline.world.elevation import elevation_grid
@@ -369,6 +370,24 @@ def linked_descriptions(ctx: StageContext, title: str) -> list[tuple[str, str]]:
     return ctx.memo(f"wide_linked|{title}", read)
 
 
+def missed_link_descriptions(ctx: StageContext, title: str) -> list[str]:
+    """The short descriptions of the world's pages that a reader may take a link of ``title`` for where
+    the link itself leads to no page: its title without the qualifier after a comma or in brackets
+    ("Oslo, Norway", which the world has no page for, read as Oslo: blind race 22, every racer)."""
+    def read() -> list[str]:
+        page = ctx.page(title)
+        out = []
+        for link in page.links if page is not None else ():
+            if link.in_snapshot:
+                continue
+            for name in dict.fromkeys((subject_name(link.title), link.title.split(",")[0].strip())):
+                target = ctx.page(name) if name and name != link.title else None
+                if target is not None:
+                    out.append(target.description or "")
+        return out
+    return ctx.memo(f"wide_missed_links|{title}", read)
+
+
 def _word_unclear(word: str, descriptions: list[str]) -> bool:
     """Could a reader count a description the whole-word test does not, or not count one it does? The
     word's plural ("poets" beside "poet") or the word joined to another by a hyphen, an apostrophe or a
@@ -380,15 +399,17 @@ def _word_unclear(word: str, descriptions: list[str]) -> bool:
 
 def _link_words(ctx: StageContext, title: str) -> list[tuple[str, tuple[str, ...]]]:
     """Each word a links set may be asked over on the page ``title`` (a kind one of its linked pages is,
-    ``kind_of``: "poet", "river"; none a reader may count otherwise) and the linked pages whose short
+    ``kind_of``: "poet", "river"; none a reader may count otherwise, nor one a page a missing link may
+    be read as holds) and the linked pages whose short
     description holds it as a whole word, case aside. Memoised per page: a page stop is offered many times."""
     def compute() -> list[tuple[str, tuple[str, ...]]]:
         linked = linked_descriptions(ctx, title)
         descriptions = [d for _, d in linked]
+        missed = missed_link_descriptions(ctx, title)
         out = []
         for word in sorted({k for d in descriptions if (k := kind_of(d)) and len(k) >= 4} - LINK_WORDS_LEFT_OUT):
-            if not _word_unclear(word, descriptions):
-                pattern = phrase_pattern(word)
+            pattern = phrase_pattern(word)
+            if not _word_unclear(word, descriptions) and not any(pattern.search(d) for d in missed):
                 out.append((word, tuple(sorted({t for t, d in linked if pattern.search(d)}))))
         return out
     return ctx.memo(f"wide_link_words|{title}", compute)
