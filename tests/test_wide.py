@@ -538,3 +538,29 @@ def test_the_golden_calls_of_a_links_set_reach_every_member(links_leg):
     one_by_one = [ToolCall("fetch_webpage", {"url": m}) for m in members[:4]]
     reach = wide_reach(leg, Trial(trial_id="o", leg_id=leg.leg_id, agent="a", answer="1", calls=one_by_one))[0]
     assert reach.reached == 4 and reach.precision == 1.0
+
+
+def test_a_listing_read_at_other_offsets_reaches_what_the_tool_showed(ctx, links_leg):
+    """An agent that reads the links from another offset, or pages the description search by page
+    number and size (blind race 22, R04), reached what those answers showed: found here by calling the
+    tools themselves and cutting as an agent's view is cut."""
+    from pipeline.cache import canonical_json
+    from pipeline.tools.toollog import MAX_CHARS, truncate
+    leg = links_leg
+    members = set(leg.stops[1].wide.members)
+    word = leg.stops[1].wide.word
+
+    def shown(call: ToolCall) -> set:
+        view = json.loads(truncate(canonical_json(ctx.toolbox.call(call.tool, call.args).data), MAX_CHARS))
+        return set(view.get("links", [])) | {r["title"] for r in view.get("results", [])}
+
+    def reached(call: ToolCall) -> int:
+        return wide_reach(leg, Trial(trial_id="s", leg_id=leg.leg_id, agent="a", answer="1", calls=[call]))[0].reached
+    links = ToolCall("fetch_webpage", {"url": "https://en.wikipedia.org/wiki/Asia", "links_offset": 40})
+    assert reached(links) == len(shown(links) & members) > 0
+    first = len(shown(ToolCall("web_search", {"query": word, "mode": "phrase", "field": "description",
+                                              "num_results": 7})) & members)
+    # a page of the search that shows another number of members than its first page does
+    search = next(c for p in range(2, 40) if len(shown(c := ToolCall("web_search", {
+        "query": word, "mode": "phrase", "field": "description", "page": p, "num_results": 7})) & members) != first)
+    assert reached(search) == len(shown(search) & members)

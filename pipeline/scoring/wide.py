@@ -6,7 +6,8 @@ A member is *reached* when a call of the agent names it in its arguments (a coun
 airport's IATA code, a page's title), points at it (a point within ``POINT_TOLERANCE`` degrees of the
 member's point: a capital in a distance matrix, an airport in an elevation call), repeats one of
 the golden collection's calls (same tool and arguments) whose answer lists it (a page of the place
-search or of the page search, a page of a page's links), or runs code that carries it (its name quoted, or its point's two
+search or of the page search, a page of a page's links), or reads the same search or links listing at
+another offset or page size where that slice of the golden listing holds it, or runs code that carries it (its name quoted, or its point's two
 numbers as the tools gave them: a list pasted into ``python_execute_code``). A *looked-up* item is a candidate of the stop's domain (every country
 the golden trace listed, every airport or page it found) that the agent named or pointed at; precision
 is the share of those that are members, undefined when the agent looked up none one by one (a count
@@ -21,6 +22,7 @@ from pipeline.execute import shown_links
 from pipeline.model import WIDE, Leg
 from pipeline.scoring.matching import args_match
 from pipeline.scoring.trials import Trial
+from pipeline.scoring.urls import page_key
 
 POINT_TOLERANCE = 0.01   # degrees: a point this near a member's is that member
 
@@ -83,6 +85,46 @@ def _points_in(value: Any):
             yield from _points_in(v)
 
 
+SEARCH_DEFAULT_RESULTS = 5   # web_search's num_results when a call leaves it out (the tool's schema)
+
+
+def _search_family(args: dict) -> tuple[str, str, str]:
+    return (" ".join(str(args.get("query", "")).lower().split()), args.get("mode", "words"), args.get("field", "all"))
+
+
+def _ranked_listings(responses: list[tuple[str, dict, dict]]) -> dict[tuple, list[str]]:
+    """Every whole listing the golden collection read, in its order: a search's ranked matches (its
+    pages in offset order) by (query, mode, field), a page's links (the answer at links offset 0 holds
+    them all) by the page. An agent's call of the same listing at any offset or page size is a slice of
+    it, so what it showed is known without running the tool."""
+    out: dict[tuple, list[str]] = {}
+    for tool, args, data in responses:
+        if tool == "web_search":
+            out.setdefault(("web_search", *_search_family(args)), []).extend(r["title"] for r in data.get("results", []))
+        elif tool == "fetch_webpage" and args.get("links_offset") == 0:
+            out[("links", page_key(str(args.get("url", ""))))] = list(data.get("links", []))
+    return out
+
+
+def _slice_shown(call_tool: str, args: dict, ranked: dict[tuple, list[str]]) -> set[str]:
+    """What an agent's search or links call showed, read off the golden listing it slices (empty when
+    the golden collection read no such listing)."""
+    if call_tool == "web_search":
+        whole = ranked.get(("web_search", *_search_family(args)))
+        if whole is None:
+            return set()
+        n = int(args.get("num_results") or SEARCH_DEFAULT_RESULTS)
+        start = int(args.get("offset") or 0) if args.get("page") is None else (int(args["page"]) - 1) * n
+        return set(whole[start:start + n])
+    if call_tool == "fetch_webpage" and "links_offset" in args:
+        whole = ranked.get(("links", page_key(str(args.get("url", "")))))
+        if whole is None:
+            return set()
+        start = int(args.get("links_offset") or 0)
+        return set(shown_links({"links": whole[start:], "links_offset": start, "links_total": len(whole)}))
+    return set()
+
+
 CODE_TOOLS = ("python_execute_code", "calculator")
 CENTER_TOLERANCE = 0.05   # degrees: a search centred this near the golden one searches the same place
 
@@ -118,6 +160,7 @@ def wide_reach(leg: Leg, trial: Trial) -> list[WideReach]:
         members = set(stop.wide.members)
         responses = [(t.tool, t.args, json.loads(t.response)) for t in leg.trace if t.stop == stop.index]
         points, listings = _candidates(stop.wide.domain, responses)
+        ranked = _ranked_listings(responses)
         reached: set[str] = set()
         looked: set[str] = set()
         for call in trial.calls:
@@ -135,6 +178,7 @@ def wide_reach(leg: Leg, trial: Trial) -> list[WideReach]:
             for tool, args, ids in listings:
                 if call.tool == tool and (args_match(args, call.args) or _same_search(args, call.args)):
                     reached |= set(ids) & members
+            reached |= _slice_shown(call.tool, call.args, ranked) & members
         out.append(WideReach(stop.index, stop.wide.domain, len(members), len(reached),
                              len(looked), len(looked & members)))
     return out
