@@ -160,6 +160,15 @@ def country_like(text: str) -> list[str]:
     return out
 
 
+def country_like_inside(text: str) -> list[str]:
+    """The names ``COUNTRY_LIKE`` holds inside a longer capitalised run, after "of" or beside "and"
+    ("King of Scotland", "King of England and Ireland"): a reader asked for the country such a sentence
+    names counts them (blind race 23, R03: James VI and I's first sentence, asked for "a country", names
+    Scotland, England and Ireland)."""
+    pieces = (re.split(r"\s+(?:of|and)\s+", m.group(0)) for m in NAME_RUN.finditer(text))
+    return [piece for split in pieces if len(split) > 1 for piece in split if piece in COUNTRY_LIKE]
+
+
 def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[str] | None:
     """``read_countries`` (memoised: plan and verbalize read the same sentences thousands of times)."""
     found = read_countries(sentence, is_country)
@@ -209,7 +218,7 @@ def read_countries(sentence: str, is_country: Callable[[str], bool]) -> tuple[st
     rest = sentence
     for name in sorted(set(out), key=len, reverse=True):
         rest = rest.replace(name, " ")
-    if country_like(rest) or any(name in COUNTRY_LIKE or _dependent(name) for name in out):
+    if country_like(rest) or country_like_inside(rest) or any(name in COUNTRY_LIKE or _dependent(name) for name in out):
         return None
     if len({country_key(name) for name in out}) != len(set(out)):
         return None   # "Israel, officially the State of Israel": one country or two? (a blind racer counted two)

@@ -312,6 +312,17 @@ def test_a_sentence_about_languages_names_no_country():
         "Belgium", "Germany"]
 
 
+def test_a_country_like_name_inside_a_title_is_named_too():
+    """Blind race 23, R03: James VI and I "was King of Scotland ... and King of England and Ireland" was
+    asked as the sentence naming "a country" (Ireland): Scotland and England are named there to a reader."""
+    sentence = ("James VI and I was King of Scotland as James VI from 24 July 1567, and King of England and "
+                "Ireland as James I from the union of the Scottish and English crowns on 24 March 1603.")
+    assert countries_named(sentence, country_known) is None
+    assert countries_named("He was born in Ireland and died in France.", country_known) == ["Ireland", "France"]
+    assert countries_named("It lies in the United States of America and Canada.", country_known) == [
+        "United States of America", "Canada"]
+
+
 def test_two_compass_words_sharing_a_name_name_no_country():
     """Blind race 17, R19: Homo habilis's "the Early Pleistocene of East and South Africa" was asked as
     the country its first sentence names (South Africa): the regions of Africa to a reader who knows the

@@ -518,13 +518,18 @@ def test_no_links_set_over_a_word_a_reader_may_count_otherwise(ctx):
 def test_no_links_set_over_a_word_a_missing_links_page_holds(ctx):
     """Asia links "Oslo, Norway", which leads to no page; a reader takes it for Oslo, "Capital and most
     populous city of Norway" (blind race 22: every racer asked whether to count it), so Asia's links give
-    no set over "city" (19 pages, or 20)."""
+    no set over "city" (19 pages, or 20); nor Albania's, whose "Zürich" a reader takes for Zurich."""
     import random
     assert not ctx.toolbox.call("fetch_webpage", {"url": "Oslo, Norway"}).ok
     assert "city" in ctx.page("Oslo").description
     assert any("city" in d for d in wide.missed_link_descriptions(ctx, "Asia"))
     for seed in range(4):
         drawn = wide._spec_links(ctx, random.Random(seed), "Asia", (10, 30))
+        assert drawn is None or drawn.word != "city"
+    # Albania links "Zürich", which the world lacks; Zurich is "Largest city in Switzerland" (blind race 23)
+    assert not ctx.toolbox.call("fetch_webpage", {"url": "Zürich"}).ok and "city" in ctx.page("Zurich").description
+    for seed in range(4):
+        drawn = wide._spec_links(ctx, random.Random(seed), "Albania", (5, 15))
         assert drawn is None or drawn.word != "city"
 
 

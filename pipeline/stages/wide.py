@@ -16,6 +16,7 @@ import itertools
 import math
 import random
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -372,20 +373,26 @@ def linked_descriptions(ctx: StageContext, title: str) -> list[tuple[str, str]]:
 
 def missed_link_descriptions(ctx: StageContext, title: str) -> list[str]:
     """The short descriptions of the world's pages that a reader may take a link of ``title`` for where
-    the link itself leads to no page: its title without the qualifier after a comma or in brackets
-    ("Oslo, Norway", which the world has no page for, read as Oslo: blind race 22, every racer)."""
+    the link itself leads to no page: its title without the qualifier after a comma or in brackets, or
+    without its accents ("Oslo, Norway", which the world has no page for, read as Oslo: blind race 22,
+    every racer; "Zürich" as Zurich: race 23)."""
     def read() -> list[str]:
         page = ctx.page(title)
         out = []
         for link in page.links if page is not None else ():
             if link.in_snapshot:
                 continue
-            for name in dict.fromkeys((subject_name(link.title), link.title.split(",")[0].strip())):
+            bare = (subject_name(link.title), link.title.split(",")[0].strip())
+            for name in dict.fromkeys((*bare, *(_without_accents(n) for n in bare))):
                 target = ctx.page(name) if name and name != link.title else None
                 if target is not None:
                     out.append(target.description or "")
         return out
     return ctx.memo(f"wide_missed_links|{title}", read)
+
+
+def _without_accents(name: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKD", name) if not unicodedata.combining(ch))
 
 
 def _word_unclear(word: str, descriptions: list[str]) -> bool:
