@@ -407,8 +407,9 @@ def _word_unclear(word: str, descriptions: list[str]) -> bool:
 def _link_words(ctx: StageContext, title: str) -> list[tuple[str, tuple[str, ...]]]:
     """Each word a links set may be asked over on the page ``title`` (a kind one of its linked pages is,
     ``kind_of``: "poet", "river"; none a reader may count otherwise, nor one a page a missing link may
-    be read as holds) and the linked pages whose short
-    description holds it as a whole word, case aside. Memoised per page: a page stop is offered many times."""
+    be read as holds) and the linked pages whose short description holds it as a whole word, case aside.
+    Kept per page on disk (``StageContext.kept``): it depends only on the world, and reading a hub's 400
+    linked pages again was 3% of a release."""
     def compute() -> list[tuple[str, tuple[str, ...]]]:
         linked = linked_descriptions(ctx, title)
         descriptions = [d for _, d in linked]
@@ -419,7 +420,7 @@ def _link_words(ctx: StageContext, title: str) -> list[tuple[str, tuple[str, ...
             if not _word_unclear(word, descriptions) and not any(pattern.search(d) for d in missed):
                 out.append((word, tuple(sorted({t for t, d in linked if pattern.search(d)}))))
         return out
-    return ctx.memo(f"wide_link_words|{title}", compute)
+    return ctx.kept("wide_link_words", title, compute)
 
 
 def _spec_links(ctx, rng: random.Random, title: str, size: tuple[int, int]) -> WideSpec | None:
