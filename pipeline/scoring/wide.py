@@ -6,8 +6,8 @@ A member is *reached* when a call of the agent names it in its arguments (a coun
 airport's IATA code, a page's title), points at it (a point within ``POINT_TOLERANCE`` degrees of the
 member's point: a capital in a distance matrix, an airport in an elevation call), repeats one of
 the golden collection's calls (same tool and arguments) whose answer lists it (a page of the place
-search or of the page search, a page of a page's links), or reads the same search or links listing at
-another offset or page size where that slice of the golden listing holds it, or runs code that carries it (its name quoted, or its point's two
+search), reads a search or a page's links that the golden collection read whole at an offset or page
+size where that slice holds it, or runs code that carries it (its name quoted, or its point's two
 numbers as the tools gave them: a list pasted into ``python_execute_code``). A *looked-up* item is a candidate of the stop's domain (every country
 the golden trace listed, every airport or page it found) that the agent named or pointed at; precision
 is the share of those that are members, undefined when the agent looked up none one by one (a count
@@ -63,10 +63,8 @@ def _candidates(domain: str, responses: list[tuple[str, dict, dict]]) -> tuple[d
             ids = [p["iata"] for p in data.get("places", []) if p.get("iata")]
             points.update({p["iata"]: (p["lat"], p["lng"]) for p in data.get("places", []) if p.get("iata")})
             listings.append((tool, args, ids))
-        elif tool == "fetch_webpage" and "links_offset" in args:   # a page's links, as the cut shows them
-            ids = shown_links(data)
-            points.update({t: () for t in ids})
-            listings.append((tool, args, ids))
+        elif tool == "fetch_webpage" and "links_offset" in args:   # a page's links (reached: ``_slice_shown``)
+            points.update({t: () for t in shown_links(data)})
         elif tool == "web_search":
             ids = [r["title"] for r in data.get("results", [])]
             points.update({t: () for t in ids})

@@ -2,8 +2,7 @@
 
 A wide stop's set is enumerated here over the whole world directly (the country statistics, the
 airport list, every page's opening text, a page's links and their pages' short descriptions), never
-through the tools; the golden run collects it
-through the tools an agent has (``execute.collect_wide``) and must find the same set. Parameters
+through the tools; the golden run collects it through the tools an agent has (``execute.collect_wide``) and must find the same set. Parameters
 are drawn so that no member sits on an edge a tool's precision could flip (a distance within
 ``EDGE_MARGIN`` of the radius, an elevation within ``ELEVATION_MARGIN`` m of the threshold, a
 population within ``FIGURE_MARGIN`` of it), and so that memory cannot decide the set alone: some
@@ -436,9 +435,9 @@ def _spec_links(ctx, rng: random.Random, title: str, size: tuple[int, int]) -> W
 
 
 def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, level: str) -> list[tuple[int, Stop]]:
-    """The level's wide stops, each on a place or country a page stop gives (the input's page index and
-    the stop, its ``depends_on`` the input stop's object id until indices exist): no input or domain
-    twice where the route offers others."""
+    """The level's wide stops, each on a place or country a page stop gives, or on the stop's page (links):
+    (the input's page index, the stop), its ``depends_on`` the input stop's object id until indices
+    exist; no input or domain twice where the route offers others."""
     preset = ctx.presets[level]
     want = rng.randint(*preset.wide) if preset.wide[1] else 0
     if not want:
