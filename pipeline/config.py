@@ -11,6 +11,8 @@ Environment variables:
   LEGWORK_SNAPSHOT           snapshot directory (default: snapshots/default)
   LEGWORK_WORLD              offline tool-world directory (default: snapshots/world)
   LEGWORK_CACHE              record/replay cache file (default: data/cache/cache.sqlite)
+  LEGWORK_SHARED_CACHE       what depends on installed packages alone, kept across snapshots (default:
+                             ~/.cache/legwork)
   LEGWORK_TOOL_LOG           JSONL tool log for the agent executor
   LEGWORK_ALLOW_SIMULATED    1/0: may tools answer with simulated values
   LEGWORK_LLM_BASE_URL, LEGWORK_LLM_MODEL, LEGWORK_LLM_API_KEY

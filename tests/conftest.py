@@ -1,9 +1,13 @@
 """Fixtures several test files share."""
 from __future__ import annotations
 
+import atexit
 import locale
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -48,6 +52,11 @@ def pytest_sessionstart(session):
     CLI the tests start would otherwise compute it at the same time (8 s each) until one had kept it."""
     if hasattr(session.config, "workerinput"):
         return   # an xdist worker: the controller has warmed it
+    # what depends on the installed packages alone (the city table) is kept for this run's workers and
+    # CLIs in a folder of its own, not in the user's cache folder
+    shared = tempfile.mkdtemp(prefix="legwork-test-shared-")
+    atexit.register(shutil.rmtree, shared, ignore_errors=True)
+    os.environ["LEGWORK_SHARED_CACHE"] = shared
     from pipeline.config import PROJECT_ROOT, load_settings
     from pipeline.stages.base import StageContext
     from pipeline.stages.crawl import _profiles

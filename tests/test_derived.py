@@ -104,3 +104,22 @@ def test_the_city_table_kept_is_the_one_read_from_the_package(tmp_path):
     path.write_bytes(b"broken")
     again = CityTable.load(tmp_path)
     assert again.by_name == fresh.by_name and np.load(path)["lat"].shape == fresh.lat.shape
+
+
+def test_the_city_table_is_shared_between_derived_folders(tmp_path, monkeypatch):
+    """The table depends on the package alone: a new derived folder (a new snapshot) reads it from the
+    user's cache folder and keeps it too, and a run with no derived folder reads it there as well. The
+    shared copy here is marked (one name changed), so where each table came from shows."""
+    from pipeline.world.gazetteer import CityTable
+
+    monkeypatch.setenv("LEGWORK_SHARED_CACHE", str(tmp_path / "shared"))
+    first = CityTable.load(tmp_path / "one")                  # kept in the folder and in the shared one
+    [shared] = (tmp_path / "shared").glob("cities-*.npz")
+    assert (tmp_path / "one" / shared.name).exists()
+    first.names[0] = "Marked"
+    first.keep(shared)
+    assert CityTable.load(tmp_path / "two").names[0] == "Marked"      # read from the shared copy ...
+    assert CityTable.load(tmp_path / "two").names[0] == "Marked"      # ... and kept in the new folder
+    assert (tmp_path / "two" / shared.name).exists()
+    assert CityTable.load(None).names[0] == "Marked"
+    assert CityTable.load(tmp_path / "one").names[0] != "Marked"      # a folder's own copy comes first

@@ -325,3 +325,24 @@ def test_same_code_gives_same_bytes():
     code = "print({'b', 'a', 'c', 'd'}); import os; print(os.getcwd())"
     first, second = run_python(code), run_python(code)
     assert first == second
+
+
+@pytest.mark.parametrize("pidfd", [True, False])
+def test_the_wait_for_a_run_ends_when_it_ends_and_not_before(pidfd, monkeypatch):
+    """A run's end is told as it happens (a pidfd where the kernel has one; else ``Popen.wait``), and
+    a run still going at the limit is reported as such, not waited for."""
+    import subprocess
+    import sys
+
+    from pipeline.tools.sandbox import _exited_within
+    if not pidfd:
+        monkeypatch.delattr(os, "pidfd_open")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
+    try:
+        start = time.monotonic()
+        assert not _exited_within(proc, 0.1) and proc.poll() is None
+        assert time.monotonic() - start < 0.5
+        assert _exited_within(proc, 10) and proc.returncode == 0
+    finally:
+        proc.kill()
+        proc.wait()

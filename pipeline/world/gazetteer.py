@@ -317,6 +317,14 @@ def airport_statuses(airports: dict[str, tuple[str | None, str, float, float]],
 CITY_TABLE_FORMAT = 1
 
 
+def shared_cache_dir() -> Path:
+    """Where what depends on the installed packages alone (not on a snapshot) is kept between runs:
+    ``LEGWORK_SHARED_CACHE``, else ``$XDG_CACHE_HOME/legwork``, else ``~/.cache/legwork``."""
+    if os.environ.get("LEGWORK_SHARED_CACHE"):
+        return Path(os.environ["LEGWORK_SHARED_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "legwork"
+
+
 @dataclass
 class CityTable:
     """The GeoNames cities as columns, with the name index (normalised name -> rows, most populous
@@ -352,24 +360,34 @@ class CityTable:
 
     @classmethod
     def load(cls, derived_dir: Path | None) -> CityTable:
-        """From the derived folder when it holds this key's file, else from the package (and kept
-        there; a folder that cannot be written costs time, not correctness)."""
-        if derived_dir is None:
-            return cls.from_package()
-        path = Path(derived_dir) / f"cities-{cls.key()}.npz"
-        try:
-            return cls.from_arrays(np.load(path))
-        except (OSError, ValueError, KeyError):
-            pass
+        """From the derived folder when it holds this key's file, else from the user's cache folder
+        (``shared_cache_dir``: the table depends on the package alone, so a new snapshot's derived folder,
+        or a run with none, need not read the package again), else from the package; kept in both (a
+        folder that cannot be written costs time, not correctness)."""
+        name = f"cities-{cls.key()}.npz"
+        places = [*([Path(derived_dir) / name] if derived_dir is not None else []), shared_cache_dir() / name]
+        for n, path in enumerate(places):
+            try:
+                table = cls.from_arrays(np.load(path))
+            except (OSError, ValueError, KeyError):
+                continue
+            for missing in places[:n]:
+                table.keep(missing)
+            return table
         table = cls.from_package()
+        for path in places:
+            table.keep(path)
+        return table
+
+    def keep(self, path: Path) -> None:
+        """Write the columns to ``path`` whole or not at all (a reader never sees half a file)."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
-            np.savez(tmp, **table.to_arrays())
+            np.savez(tmp, **self.to_arrays())
             os.replace(tmp, path)
         except OSError:
             pass
-        return table
 
     @staticmethod
     def key() -> str:
