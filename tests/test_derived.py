@@ -123,3 +123,6 @@ def test_the_city_table_is_shared_between_derived_folders(tmp_path, monkeypatch)
     assert (tmp_path / "two" / shared.name).exists()
     assert CityTable.load(None).names[0] == "Marked"
     assert CityTable.load(tmp_path / "one").names[0] != "Marked"      # a folder's own copy comes first
+    shared.unlink()
+    CityTable.load(tmp_path / "one")                                  # and is shared when no copy is
+    assert shared.exists() and CityTable.load(None).names[0] != "Marked"

@@ -371,7 +371,7 @@ class CityTable:
                 table = cls.from_arrays(np.load(path))
             except (OSError, ValueError, KeyError):
                 continue
-            for missing in places[:n]:
+            for missing in places[:n] + [p for p in places[n + 1:] if not p.exists()]:
                 table.keep(missing)
             return table
         table = cls.from_package()
