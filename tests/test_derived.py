@@ -126,3 +126,18 @@ def test_the_city_table_is_shared_between_derived_folders(tmp_path, monkeypatch)
     shared.unlink()
     CityTable.load(tmp_path / "one")                                  # and is shared when no copy is
     assert shared.exists() and CityTable.load(None).names[0] != "Marked"
+
+
+def test_a_user_without_a_home_folder_keeps_the_city_table_per_derived_folder(tmp_path, monkeypatch):
+    """No HOME and no password entry (a container's numeric user): no shared copy, no error."""
+    from pathlib import Path
+
+    from pipeline.world.gazetteer import CityTable
+
+    def homeless():
+        raise RuntimeError("Could not determine home directory.")
+    for name in ("LEGWORK_SHARED_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(homeless))
+    assert CityTable.load(tmp_path).by_name["berlin"]
+    assert list(tmp_path.glob("cities-*.npz"))

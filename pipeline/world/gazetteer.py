@@ -317,12 +317,18 @@ def airport_statuses(airports: dict[str, tuple[str | None, str, float, float]],
 CITY_TABLE_FORMAT = 1
 
 
-def shared_cache_dir() -> Path:
+def shared_cache_dir() -> Path | None:
     """Where what depends on the installed packages alone (not on a snapshot) is kept between runs:
-    ``LEGWORK_SHARED_CACHE``, else ``$XDG_CACHE_HOME/legwork``, else ``~/.cache/legwork``."""
+    ``LEGWORK_SHARED_CACHE``, else ``$XDG_CACHE_HOME/legwork``, else ``~/.cache/legwork``; None for a user
+    with no home folder (a container's numeric user), who keeps it per derived folder only."""
     if os.environ.get("LEGWORK_SHARED_CACHE"):
         return Path(os.environ["LEGWORK_SHARED_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "legwork"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "legwork"
+    try:
+        return Path.home() / ".cache" / "legwork"
+    except RuntimeError:   # no HOME and no password entry
+        return None
 
 
 @dataclass
@@ -365,7 +371,7 @@ class CityTable:
         or a run with none, need not read the package again), else from the package; kept in both (a
         folder that cannot be written costs time, not correctness)."""
         name = f"cities-{cls.key()}.npz"
-        places = [*([Path(derived_dir) / name] if derived_dir is not None else []), shared_cache_dir() / name]
+        places = [Path(folder) / name for folder in (derived_dir, shared_cache_dir()) if folder is not None]
         for n, path in enumerate(places):
             try:
                 table = cls.from_arrays(np.load(path))
