@@ -122,12 +122,10 @@ def test_allow_errors_returns_the_run_instead_of_raising(ctx, tmp_path):
 
 
 def test_cli_exits_zero_and_says_zero_errors(tmp_path):
-    import subprocess
-    import sys
-    done = subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", "easy", "--variant", "linear",
-                           "--count", "1", "--seed", "3", "--task-runner", "local", "--quiet", "--out",
-                           str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite")],
-                          check=False, capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parent.parent)
+    from in_process import run_module
+    done = run_module("pipeline.generate", "--difficulty", "easy", "--variant", "linear", "--count", "1", "--seed", "3",
+                      "--task-runner", "local", "--quiet", "--out", str(tmp_path / "run"),
+                      "--cache", str(tmp_path / "c.sqlite"), cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 0, done.stderr
     assert "errors: 0" in done.stdout
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from in_process import run_module
 
 from pipeline.tasks import atp
 from pipeline.tasks.atp.statements import LANGUAGES, TOPICS, generate_theorems
@@ -235,8 +236,6 @@ def test_structural_check_rejects_tactics_and_names_the_prover_does_not_have(the
 @needs_coq
 @pytest.mark.coq
 def test_publish_leaves_unverified_atp_rows_out_unless_asked(tmp_path):
-    import subprocess
-    import sys
 
     from pipeline.config import PROJECT_ROOT
 
@@ -247,9 +246,8 @@ def test_publish_leaves_unverified_atp_rows_out_unless_asked(tmp_path):
     assert all(r["difficulty"] == json.loads(r["metadata_json"])["tactic_steps"] > 0 for r in rows)
 
     def publish(out, *extra):
-        done = subprocess.run([sys.executable, "-m", "pipeline.publish", "--repo-id", "legwork/atp-test", "--dry-run",
-                               "--out", str(out), "--tasks", str(tmp_path / "atp"), *extra], cwd=PROJECT_ROOT,
-                              capture_output=True, text=True, timeout=300, check=False)
+        done = run_module("pipeline.publish", "--repo-id", "legwork/atp-test", "--dry-run", "--out", str(out),
+                          "--tasks", str(tmp_path / "atp"), *extra, cwd=PROJECT_ROOT)
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout, pq.read_table(next((out / "atp").glob("*.parquet"))).to_pylist()
 

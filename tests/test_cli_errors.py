@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from in_process import run_module
 
 from pipeline import attribute, generate, publish, race, score, validate
 from pipeline.config import PROJECT_ROOT
@@ -28,8 +29,7 @@ NOPE = "/nonexistent/legwork-folder"
 
 
 def cli(module: str, *args: str, cwd: Path = PROJECT_ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, check=False)
+    return run_module(module, *args, cwd=cwd)
 
 
 def one_line_error(stderr: str) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from in_process import run_module
 
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline.config import PROJECT_ROOT, load_settings
@@ -21,8 +21,7 @@ def cli(module: str, *args: str, cache: Path | None = None) -> subprocess.Comple
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     if cache:
         env["LEGWORK_CACHE"] = str(cache)
-    done = subprocess.run([sys.executable, "-m", module, *args], cwd=PROJECT_ROOT, env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
+    done = run_module(module, *args, env=env, cwd=PROJECT_ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
@@ -92,7 +91,6 @@ def test_a_path_that_holds_no_legs_says_so(tmp_path):
 def test_the_clis_say_when_a_path_holds_nothing_to_race(tmp_path, args):
     """A wrong path is a one-line message and exit 2, never a traceback or '0 trials written'."""
     filled = [a.format(missing=tmp_path / "missing", runs=tmp_path / "runs") for a in args]
-    done = subprocess.run([sys.executable, "-m", *filled], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = run_module(*filled, cwd=PROJECT_ROOT)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and str(tmp_path / "missing") in done.stderr

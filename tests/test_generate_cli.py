@@ -10,6 +10,7 @@ import time
 
 import pyarrow.parquet as pq
 import pytest
+from in_process import run_module
 
 from pipeline.config import PROJECT_ROOT
 
@@ -17,6 +18,11 @@ from pipeline.config import PROJECT_ROOT
 def run(args, env):
     return subprocess.run([sys.executable, "-m", *args], cwd=PROJECT_ROOT, env=env, check=False, capture_output=True, text=True,
                           timeout=600)
+
+
+def run_here(args, env):
+    """``run`` inside this process (``in_process``): the same main, arguments and environment."""
+    return run_module(args[0], *args[1:], env=env, cwd=PROJECT_ROOT)
 
 
 def test_generate_with_prefect_then_validate_and_export(tmp_path):
@@ -104,26 +110,26 @@ def test_quiet_silences_progress_never_a_failure(tmp_path):
     base = ["pipeline.generate", "--difficulty", "easy", "--count", "1", "--task-runner", "local"]
     # a seed page with no fact to extract: every attempt is rejected at plan (20 attempts fail as 200 do)
     for quiet in ([], ["--quiet"]):
-        failed = run([*base, "--seed-title", "Direct representation", "--set", "generation.attempts_per_leg=20",
+        failed = run_here([*base, "--seed-title", "Direct representation", "--set", "generation.attempts_per_leg=20",
                       "--out", str(tmp_path / f"seed{len(quiet)}"), *quiet], env)
         assert failed.returncode == 1, failed.stderr[-2000:]
         assert "generation incomplete" in failed.stderr and "has no extractable fact" in failed.stderr, quiet
         assert failed.stdout == ""
     # a seed title the snapshot does not have: refused before the first attempt, with near titles
-    absent = run([*base, "--quiet", "--seed-title", "Brave New Worlds Zq", "--out", str(tmp_path / "absent")], env)
+    absent = run_here([*base, "--quiet", "--seed-title", "Brave New Worlds Zq", "--out", str(tmp_path / "absent")], env)
     assert absent.returncode == 2 and "no page 'Brave New Worlds Zq'" in absent.stderr, absent.stderr[-2000:]
     assert "Brave New World" in absent.stderr.split("pages with its words:")[1]
     assert not (tmp_path / "absent" / "rejected.parquet").exists()
-    refused = run([*base, "--count", "0", "--quiet", "--out", str(tmp_path / "none")], env)
+    refused = run_here([*base, "--count", "0", "--quiet", "--out", str(tmp_path / "none")], env)
     assert refused.returncode == 2 and "--count must be at least 1" in refused.stderr
-    bad = run([*base, "--quiet", "--faults", "rate=7", "--out", str(tmp_path / "none")], env)
+    bad = run_here([*base, "--quiet", "--faults", "rate=7", "--out", str(tmp_path / "none")], env)
     assert bad.returncode == 2 and "configuration error" in bad.stderr and "rate" in bad.stderr
     # another run's folder: refused, naming the argument, under --quiet too
-    ok = run([*base, "--quiet", "--out", str(tmp_path / "ok")], env)
+    ok = run_here([*base, "--quiet", "--out", str(tmp_path / "ok")], env)
     assert ok.returncode == 0, ok.stderr[-2000:]
     # success under --quiet: the one-line result, no table, no progress
     assert ok.stdout.startswith("accepted 1 legs") and len(ok.stdout.splitlines()) == 1 and ok.stderr == ""
-    loud = run([*base, "--out", str(tmp_path / "ok")], env)   # resumed: the table again
+    loud = run_here([*base, "--out", str(tmp_path / "ok")], env)   # resumed: the table again
     assert loud.returncode == 0 and "accepted 1 legs" in loud.stdout and "Legwork legs in" in loud.stdout
-    other = run([*base, "--count", "2", "--quiet", "--out", str(tmp_path / "ok")], env)
+    other = run_here([*base, "--count", "2", "--quiet", "--out", str(tmp_path / "ok")], env)
     assert other.returncode != 0 and "other arguments" in other.stderr and "count" in other.stderr

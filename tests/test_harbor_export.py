@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from in_process import run_module
 
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline.config import PROJECT_ROOT, load_settings
@@ -62,8 +63,7 @@ def run(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def exported(run, wheel, tmp_path_factory) -> tuple[Path, list[Path]]:
     out = tmp_path_factory.mktemp("harbor") / "tasks"
-    r = subprocess.run([sys.executable, "-m", "pipeline.export", "harbor", str(run), str(out), "--wheel", str(wheel)],
-                       cwd=PROJECT_ROOT, capture_output=True, text=True, check=False, timeout=300)
+    r = run_module("pipeline.export", "harbor", str(run), str(out), "--wheel", str(wheel), cwd=PROJECT_ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"2 harbor tasks written to {out}, sharing {SHARED}/ (image {IMAGE_NAME}:" in r.stdout
     return out, sorted(p for p in out.iterdir() if p.is_dir() and p.name != SHARED)

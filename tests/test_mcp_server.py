@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from in_process import run_module
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -366,9 +367,8 @@ def test_streamable_http_on_loopback_with_a_required_token(world, tmp_path):
 
 # ---- a race through the server scores like one in process ----------------------------------------------------
 def _score(world, runs: Path, out: Path) -> tuple[dict, list[dict]]:
-    done = subprocess.run([sys.executable, "-m", "pipeline.score", "--legs", str(world["run"]), "--runs", str(runs),
-                           "--out", str(out)], check=False, capture_output=True, text=True,
-                          env=server_env(world["cache"]), cwd=ROOT, timeout=120)
+    done = run_module("pipeline.score", "--legs", str(world["run"]), "--runs", str(runs), "--out", str(out),
+                      env=server_env(world["cache"]), cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(out.read_text())
     trials = [json.loads(line) for line in out.with_name(out.stem + ".trials.jsonl").read_text().splitlines()]

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from fake_hub import FakeHub
+from in_process import run_module
 
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline.config import PROJECT_ROOT, load_settings
@@ -83,8 +84,8 @@ def inputs(tmp_path_factory) -> Inputs:
 def dry_run(inputs, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, float]:
     out = tmp_path_factory.mktemp("dry") / "repo"
     t0 = time.perf_counter()
-    r = run_cli("pipeline.publish", "--repo-id", "legwork/test-release", "--dry-run", "--out", str(out),
-                *inputs.cli_inputs())
+    r = run_module("pipeline.publish", "--repo-id", "legwork/test-release", "--dry-run", "--out", str(out),
+                   *inputs.cli_inputs(), cwd=PROJECT_ROOT)
     seconds = time.perf_counter() - t0
     assert r.returncode == 0, r.stdout + r.stderr
     return out, r, seconds

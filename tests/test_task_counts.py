@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from in_process import run_module
 
 from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.tasks.common import (
@@ -37,8 +37,8 @@ CLI = settings(max_examples=1, deadline=None, database=None,
 
 
 def tasks_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline.tasks", *args], cwd=PROJECT_ROOT, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    """``python -m pipeline.tasks ARGS`` (in this process: ``in_process``)."""
+    return run_module("pipeline.tasks", *args, cwd=PROJECT_ROOT, timeout=timeout)
 
 
 def build_and_check(family: str, count: int, seed: int) -> list[dict]:

@@ -4,14 +4,13 @@ OpenAI-compatible server (tokens from ``usage``; ATP gets the prover's error bac
 import json
 import os
 import shutil
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from in_process import run_module
 from live_http import chat_completion, send_json
 
 from pipeline.agents.tasks import race_task_set, run_task_trial, trial_complete
@@ -113,9 +112,8 @@ def test_rerun_skips_finished_trials(world):
 
 def test_score_cli_reports_per_family(world):
     out = world["base"] / "report" / "report.json"
-    done = subprocess.run([sys.executable, "-m", "pipeline.score", "--tasks", str(world["tasks"]),
-                           "--runs", str(world["runs"]), "--out", str(out)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = run_module("pipeline.score", "--tasks", str(world["tasks"]), "--runs", str(world["runs"]),
+                      "--out", str(out), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "by family" in done.stdout
     report = json.loads(out.read_text())
@@ -138,14 +136,14 @@ def test_score_cli_reports_per_family(world):
 
 def test_race_cli_on_tasks(world, tmp_path):
     env = dict(os.environ, LEGWORK_CACHE=str(tmp_path / "cache.sqlite"))
-    cmd = [sys.executable, "-m", "pipeline.race", "--tasks", str(world["tasks"]), "--agent", "random",
+    cmd = ["pipeline.race", "--tasks", str(world["tasks"]), "--agent", "random",
            "--out", str(tmp_path / "runs"), "--limit", "3", "--seed", "1"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env, check=False)
+    done = run_module(*cmd, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr
     assert len(list((tmp_path / "runs").glob("random-*-s1/trial.json"))) == 3
-    again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env, check=False)
+    again = run_module(*cmd, cwd=ROOT, env=env)
     assert "3 already complete" in again.stdout
-    both = subprocess.run(cmd + ["--legs", "x"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    both = run_module(*cmd, "--legs", "x", cwd=ROOT)
     assert both.returncode == 2 and "not allowed with" in both.stderr
 
 

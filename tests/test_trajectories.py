@@ -19,6 +19,7 @@ from pathlib import Path
 import jsonschema
 import pyarrow.parquet as pq
 import pytest
+from in_process import MAINS, run_module
 
 from flows.generate import GenerationParams, local_map_stage, run_generation
 from pipeline.config import PROJECT_ROOT, load_settings
@@ -41,6 +42,9 @@ class Inputs:
 
 
 def run_cli(module: str, *args: str) -> subprocess.CompletedProcess:
+    """``python -m module args``: in this process where ``in_process`` runs it, else a process of its own."""
+    if module in MAINS:
+        return run_module(module, *args, cwd=PROJECT_ROOT)
     return subprocess.run([sys.executable, "-m", module, *args], cwd=PROJECT_ROOT, capture_output=True, text=True,
                           check=False, timeout=600)
 

@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from in_process import run_module
 
 from pipeline import validate as validate_cli
 from pipeline.cache import canonical_json
@@ -36,8 +36,7 @@ SUMMARY = re.compile(r"golden traces: (\d+) calls re-executed, (\d+) checked aga
 def run_cli(module: str, *args: str, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "LEGWORK_CACHE": str(cache), "PYTHONPATH": str(ROOT)}
     env.pop("LEGWORK_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", module, *args], env=env, capture_output=True, text=True, check=False,
-                          cwd=ROOT, timeout=300)
+    return run_module(module, *args, env=env, cwd=ROOT)
 
 
 def validate(run: Path, *flags: str, cache: Path) -> tuple[int, str]:
