@@ -243,6 +243,10 @@ class StandIn(BaseHTTPRequestHandler):
     solutions: dict[str, Solution] = {}     # noqa: RUF012
     lock = threading.Lock()
     requests: dict[str, int] = {}           # noqa: RUF012 - per role
+    # one connection per client (HTTP/1.1 keep-alive) answered without Nagle's wait: a reply is written
+    # as headers then body, and a small second write would sit out the client's delayed ACK (~40 ms)
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
