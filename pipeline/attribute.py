@@ -55,7 +55,7 @@ from pipeline.scoring.attribution import Attribution, all_subsets, attribute, ra
 from pipeline.scoring.metrics import final_answer_correct
 from pipeline.tasks.common import FAMILIES, read_task_rows
 from pipeline.tools.registry import Toolbox
-from pipeline.usage import run_cli
+from pipeline.usage import UserError, run_cli
 
 TRIAL_COLUMNS = ("default", "test", "config", "test_modules", "label", "item_id", "family", "success", "judged",
                  "answer", "steps", "tokens", "wall_time_s", "stop_reason", "reflections", "module_calls_json",
@@ -85,6 +85,8 @@ class Runner:
             self.items = [leg.leg_id for leg in self.legs]
         else:
             rows = [r for r in read_task_rows(Path(a.tasks)) if r["family"] in FAMILIES]
+            if not rows:   # a wrong path is the user's, not 16 configurations of 0 tasks each
+                raise UserError(f"no task rows in {a.tasks} (build a task set with python -m pipeline.tasks build)")
             self.rows = rows[: a.limit] if a.limit else rows
             self.items = [r["task_id"] for r in self.rows]
 

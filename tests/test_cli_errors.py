@@ -87,7 +87,10 @@ def test_score_prints_its_table_without_out_and_refuses_missing_runs(tmp_path):
      "no legs.parquet"),
     (tasks_main, ["validate", NOPE], "no task rows"),
     (attribute.main, ["--tasks", NOPE, "--default", "m", "--test", "m", "--out", "{tmp}/at"], "no endpoint"),
+    (attribute.main, ["--tasks", NOPE, "--default", "m@http://127.0.0.1:9/v1", "--test", "m@http://127.0.0.1:9/v1",
+                      "--out", "{tmp}/at"], "no task rows in"),
     (generate.main, ["--difficulty", "nope"], "invalid choice"),
+    (generate.main, ["--difficulty", "easy", "--snapshot", NOPE, "--out", "{tmp}/g"], f"snapshot not found: {NOPE}"),
     (export_cli.main, ["trajectories", "{tmp}/t"], "give at least one leg dataset"),
 ])
 def test_each_command_refuses_a_bad_input_in_one_line(main, argv, says, tmp_path, capsys):

@@ -20,6 +20,7 @@ from pipeline.config import load_settings
 from pipeline.snapshot.page import Page, canonical_title, title_to_url
 from pipeline.snapshot.search_index import SearchIndex
 from pipeline.snapshot.search_tantivy import TantivySearch, index_folder
+from pipeline.usage import UserError
 
 # the layout of a built snapshot (pipeline.snapshot.build writes it)
 PAGES_DB = "pages.sqlite"
@@ -107,8 +108,9 @@ def phrase_pattern(text: str) -> re.Pattern:
     return re.compile(r"(?<![^\W_])" + body + r"(?![^\W_])", re.IGNORECASE)
 
 
-class SnapshotError(RuntimeError):
-    """The snapshot directory is missing, incomplete or corrupt; the message says which."""
+class SnapshotError(UserError, RuntimeError):
+    """The snapshot directory is missing, incomplete or corrupt; the message says which. The snapshot is
+    one the user named (``--snapshot``, ``LEGWORK_SNAPSHOT``), so a command says it in one line."""
 
 
 class MalformedPage(ValueError):
