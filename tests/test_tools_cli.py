@@ -58,6 +58,13 @@ def test_unknown_tool_exits_2_with_one_line(cache_args):
     assert done.stderr.count("\n") == 1 and "unknown tool 'teleport'" in done.stderr
 
 
+def test_a_snapshot_that_is_not_there_is_the_users_error_not_the_tools(tmp_path, cache_args):
+    """Exit 2 and one line (a setting to fix), not a tool error's exit 1 with JSON for the agent to read."""
+    done = run_cli(*cache_args, "--snapshot", str(tmp_path / "nowhere"), "call", "web_search", '{"query": "Nile"}')
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and f"snapshot not found: {tmp_path / 'nowhere'}" in done.stderr
+
+
 def test_invalid_json_exits_2(cache_args):
     done = run_cli(*cache_args, "call", "maps_geocode", '{"address": "Ulm"')
     assert done.returncode == 2

@@ -37,6 +37,7 @@ from pipeline.tools.errors import SimulatedRefused, ToolArgumentError, ToolError
 from pipeline.tools.registry import Toolbox, validate_args
 from pipeline.tools.spec import TOOL_NAMES, TOOLS, openai_schema
 from pipeline.tools.toollog import MAX_CHARS, PREVIEW_CHARS, ToolLog, calls_made, truncate
+from pipeline.usage import UserError
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -153,6 +154,9 @@ def _call(options: argparse.Namespace, tool: str, raw_args: str | None) -> int:
 
     try:
         result = Toolbox(settings).call(tool, args)
+    except UserError as exc:   # the user's setting (a snapshot that is not there), not an answer of the tool
+        _log_call(log_path, tool, args, False, f"error: {exc}")
+        raise UsageError(str(exc)) from None
     except (ReplayMiss, SimulatedRefused, ToolError, Exception) as exc:  # noqa: BLE001 - a message, not a trace
         text = json.dumps({"error": str(exc)}, ensure_ascii=False)
         _log_call(log_path, tool, args, False, text)
