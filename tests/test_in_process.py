@@ -17,13 +17,34 @@ from pipeline.config import PROJECT_ROOT
 ENV = {**os.environ, "COLUMNS": "100"}
 
 
-@pytest.mark.parametrize("module", sorted(MAINS))
+# per command, a command line argparse accepts and the command then refuses (a path that is not there): it
+# runs the command's own checks and, for most, ``usage.run_cli``'s "python -m <command>: error:" line
+ENDPOINT = "m@http://127.0.0.1:9/v1"
+REFUSED = {
+    "pipeline.attribute": ["--tasks", "{nope}", "--default", ENDPOINT, "--test", ENDPOINT, "--out", "{out}"],
+    "pipeline.export": ["aar", "{nope}", "{out}"],
+    "pipeline.generate": ["--difficulty", "easy", "--snapshot", "{nope}", "--out", "{out}"],
+    "pipeline.publish": ["--repo-id", "org/name", "--dry-run", "--skip-validate", "--legs", "{nope}", "--out", "{out}"],
+    "pipeline.race": ["--tasks", "{nope}", "--agent", "oracle", "--out", "{out}"],
+    "pipeline.report": ["{nope}", "--out", "{out}"],
+    "pipeline.score": ["--legs", "{nope}", "--runs", "{nope}"],
+    "pipeline.tasks": ["validate", "{nope}"],
+    "pipeline.validate": ["{nope}"],
+}
+
+
+def test_every_command_run_in_process_has_a_refused_command_line():
+    assert set(REFUSED) == set(MAINS)
+
+
+@pytest.mark.parametrize("module", sorted(REFUSED))
 def test_a_refused_command_line_is_the_same_in_process_and_in_its_own(module, tmp_path):
-    args = ["--no-such-option", str(tmp_path / "nowhere")]
+    args = [a.format(nope=tmp_path / "nowhere", out=tmp_path / "out") for a in REFUSED[module]]
     real = subprocess.run([sys.executable, "-m", module, *args], cwd=PROJECT_ROOT, env=ENV, capture_output=True,
                           text=True, timeout=120, check=False)
     here = run_module(module, *args, cwd=PROJECT_ROOT, env=ENV)
-    assert real.returncode == 2 and "error:" in real.stderr, real.stderr
+    assert real.returncode in (1, 2) and str(tmp_path / "nowhere") in real.stderr, real.stderr
+    assert "Traceback" not in real.stderr
     assert (here.returncode, here.stdout, here.stderr) == (real.returncode, real.stdout, real.stderr)
 
 
