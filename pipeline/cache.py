@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.usage import UserError
+
 
 def canonical_json(obj: Any, default=None) -> str:
     """The one serialisation used for keys, stored responses and artifacts. ``default`` turns an object
@@ -97,6 +99,11 @@ def connect_wal(path: str | Path, *, timeout: float = 60.0, check_same_thread: b
             delay = min(delay * 2, 0.2)
 
 
+class CacheUnusable(UserError):
+    """The call cache's path cannot hold a SQLite database (a folder, a file of something else, no
+    permission): the path is the user's (``--cache``, ``LEGWORK_CACHE``), so a command says it in one line."""
+
+
 class CallCache:
     """SQLite-backed record/replay store. One instance may be shared by threads."""
 
@@ -104,8 +111,11 @@ class CallCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._connect() as conn:
-            conn.executescript(_SCHEMA)
+        try:
+            with self._connect() as conn:
+                conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:   # opened, or read, as SQLite: never a database there
+            raise CacheUnusable(f"the call cache {self.path} cannot be used: {exc}") from None
 
     def _connect(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

@@ -26,7 +26,7 @@ from pipeline.scoring.metrics import TrialScore, aggregate, score_trials
 from pipeline.scoring.tasks import main as score_tasks
 from pipeline.scoring.trials import load_trials
 from pipeline.snapshot.store import SnapshotStore
-from pipeline.usage import run_cli
+from pipeline.usage import UserError, run_cli
 
 
 def _resolver(snapshot: str | None) -> Callable | None:
@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
 
     legs = load_legs(a.legs)            # a missing dataset or runs folder: one line (pipeline.usage.run_cli)
     trials = load_trials(a.runs)
+    if not trials:   # a table of nothing, exit 0, would read as a scored race
+        raise UserError(f"no trials in {a.runs} (race the legs with python -m pipeline.race --legs {a.legs})")
     resolve = _resolver(a.snapshot)
     settings = cache = None
     if a.judge == "llm":

@@ -74,6 +74,9 @@ def test_score_prints_its_table_without_out_and_refuses_missing_runs(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == before          # nothing written
     r = cli("pipeline.score", "--legs", str(tmp_path / "legs"), "--runs", str(tmp_path / "no-runs"))
     assert r.returncode == USAGE_EXIT and "no runs at" in one_line_error(r.stderr)
+    (tmp_path / "empty-runs").mkdir()   # a folder with no trial in it: no table of nothing, no exit 0
+    r = cli("pipeline.score", "--legs", str(tmp_path / "legs"), "--runs", str(tmp_path / "empty-runs"))
+    assert r.returncode == USAGE_EXIT and f"no trials in {tmp_path / 'empty-runs'}" in one_line_error(r.stderr)
 
 
 # ---- in process, through run_cli ----------------------------------------------------------------
@@ -91,6 +94,8 @@ def test_score_prints_its_table_without_out_and_refuses_missing_runs(tmp_path):
                       "--out", "{tmp}/at"], "no task rows in"),
     (generate.main, ["--difficulty", "nope"], "invalid choice"),
     (generate.main, ["--difficulty", "easy", "--snapshot", NOPE, "--out", "{tmp}/g"], f"snapshot not found: {NOPE}"),
+    (generate.main, ["--difficulty", "easy", "--cache", "{tmp}", "--out", "{tmp}/g"], "the call cache"),
+    (score.main, ["--tasks", "{tmp}", "--runs", "{tmp}"], "no trials in"),
     (export_cli.main, ["trajectories", "{tmp}/t"], "give at least one leg dataset"),
 ])
 def test_each_command_refuses_a_bad_input_in_one_line(main, argv, says, tmp_path, capsys):

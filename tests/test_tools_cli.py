@@ -63,6 +63,8 @@ def test_a_snapshot_that_is_not_there_is_the_users_error_not_the_tools(tmp_path,
     done = run_cli(*cache_args, "--snapshot", str(tmp_path / "nowhere"), "call", "web_search", '{"query": "Nile"}')
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and f"snapshot not found: {tmp_path / 'nowhere'}" in done.stderr
+    done = run_cli("--cache", str(tmp_path), "call", "calculator", '{"expression": "1+1"}')   # a folder: no cache
+    assert done.returncode == 2 and f"the call cache {tmp_path} cannot be used" in done.stderr
 
 
 def test_invalid_json_exits_2(cache_args):

@@ -35,6 +35,7 @@ from rich.table import Table
 from pipeline.agents.tasks import TRIAL_KEYS
 from pipeline.scoring.trials import TrialFormatError, read_tool_log
 from pipeline.tasks.common import read_task_rows
+from pipeline.usage import UserError
 
 
 def load_task_trials(runs: Path) -> tuple[list[dict], list[dict]]:
@@ -168,6 +169,8 @@ def main(task_dir: str | Path, runs: str | Path, out: str | Path | None = None) 
     if not Path(runs).exists():
         raise FileNotFoundError(f"no runs at {runs} (race one with python -m pipeline.race --tasks DIR)")
     report, scores = score_task_runs(Path(task_dir), Path(runs))
+    if not report["n_trials"]:   # a table of nothing, exit 0, would read as a scored race
+        raise UserError(f"no trials in {runs} (race the tasks with python -m pipeline.race --tasks {task_dir})")
     print_task_tables(report)
     for bad in report["invalid_trials"]:
         print(f"invalid trial {bad['trial_id']}: {bad['reason']}", file=sys.stderr)
