@@ -53,9 +53,9 @@ from pipeline.export import load_legs
 from pipeline.report.render import environment
 from pipeline.scoring.attribution import Attribution, all_subsets, attribute, ranking_consistency
 from pipeline.scoring.metrics import final_answer_correct
-from pipeline.tasks.common import FAMILIES, read_task_rows
+from pipeline.tasks.common import FAMILIES, NoTaskRows, read_task_rows
 from pipeline.tools.registry import Toolbox
-from pipeline.usage import UserError, run_cli
+from pipeline.usage import run_cli
 
 TRIAL_COLUMNS = ("default", "test", "config", "test_modules", "label", "item_id", "family", "success", "judged",
                  "answer", "steps", "tokens", "wall_time_s", "stop_reason", "reflections", "module_calls_json",
@@ -86,7 +86,7 @@ class Runner:
         else:
             rows = [r for r in read_task_rows(Path(a.tasks)) if r["family"] in FAMILIES]
             if not rows:   # a wrong path is the user's, not 16 configurations of 0 tasks each
-                raise UserError(f"no task rows in {a.tasks} (build a task set with python -m pipeline.tasks build)")
+                raise NoTaskRows(a.tasks)
             self.rows = rows[: a.limit] if a.limit else rows
             self.items = [r["task_id"] for r in self.rows]
 

@@ -73,7 +73,7 @@ from pipeline.agents.trial import TRIAL_KEYS, Budget, finished_trial, trial_dir_
 from pipeline.cache import CallCache
 from pipeline.config import load_settings
 from pipeline.llm import LLMClient
-from pipeline.tasks.common import FAMILIES, read_task_rows
+from pipeline.tasks.common import FAMILIES, NoTaskRows, read_task_rows
 from pipeline.tools.registry import Toolbox
 
 TASK_AGENTS = agents_for("math")
@@ -162,7 +162,7 @@ def main_tasks(a) -> int:
     if a.agent not in TASK_AGENTS:
         raise SystemExit(f"--tasks races the agents {', '.join(TASK_AGENTS)}, not {a.agent!r}")
     if not read_task_rows(Path(a.tasks)):
-        print(f"no task rows in {a.tasks} (build a task set with python -m pipeline.tasks build)", file=sys.stderr)
+        print(NoTaskRows(a.tasks), file=sys.stderr)
         return 2
     settings = load_settings(llm_base_url=getattr(a, "llm_base_url", None), llm_model=getattr(a, "llm_model", None),
                              faults=getattr(a, "faults", None))

@@ -43,6 +43,7 @@ from pipeline.cache import CallCache, ReplayMiss, canonical_json
 from pipeline.config import load_settings
 from pipeline.model import SERVED_AS, TraceEntry
 from pipeline.tools.registry import Toolbox
+from pipeline.usage import UserError
 
 FAMILIES = ("math", "atp", "os", "git")
 
@@ -112,6 +113,13 @@ def write_task_table(rows: list[dict], path: Path, schema: pa.Schema = TASK_SCHE
     pq.write_table(table, path, compression="zstd", compression_level=3, use_dictionary=True,
                    write_statistics=False, row_group_size=1 << 20)
     return path
+
+
+class NoTaskRows(UserError):
+    """A folder given as a task set holds no task rows (a wrong path, or a folder of something else)."""
+
+    def __init__(self, path):
+        super().__init__(f"no task rows in {path} (build a task set with python -m pipeline.tasks build)")
 
 
 def read_task_rows(out_dir: Path) -> list[dict]:
