@@ -36,7 +36,7 @@ args=(); log=()
 while [ $# -gt 0 ]; do
   if [ "$1" = "--log" ]; then log=(--log "$(realpath -m "$2")"); shift 2; else args+=("$1"); shift; fi
 done
-cd {root} && PYTHONPATH={root} exec {python} -m pipeline.tools {budget}"${{log[@]}}" "${{args[@]}}"
+cd {root} && PYTHONPATH={root} exec {python} -m pipeline.tools {snapshot}{budget}"${{log[@]}}" "${{args[@]}}"
 """
 
 
@@ -44,14 +44,16 @@ OVERMAKE = 10   # with --only-wide: legs made per leg raced (a hard leg holds a 
 
 
 def make(out: Path, seed: int, count: int, tools_from: Path, levels: tuple[str, ...] = LEVELS,
-         only_wide: str | None = None) -> None:
+         only_wide: str | None = None, snapshot: Path | None = None) -> None:
     rows = []
+    world = ["--snapshot", str(snapshot.resolve())] if snapshot else []
+    shown = f"--snapshot {snapshot.resolve()} " if snapshot else ""
     for level in levels:
         for variant in VARIANTS:
             run = out / "legs" / f"{level}-{variant}"
             subprocess.run([sys.executable, "-m", "pipeline.generate", "--difficulty", level, "--variant", variant,
                             "--count", str(count * (OVERMAKE if only_wide else 1)), "--seed", str(seed), "--out",
-                            str(run), "--task-runner", "local", "--quiet"], check=True)
+                            str(run), "--task-runner", "local", "--quiet", *world], check=True)
             made = pq.read_table(run / "legs.parquet").to_pylist()
             if only_wide:   # the legs that hold a wide stop of that domain, in the run's order
                 made = [r for r in made if any(s.wide is not None and s.wide.domain == only_wide
@@ -67,14 +69,14 @@ def make(out: Path, seed: int, count: int, tools_from: Path, levels: tuple[str, 
                                          f"{row['riddle']}\n", encoding="utf-8")
         tool = racer / "tool"
         tool.write_text(TOOL.format(root=tools_from.resolve(), out=racer.resolve(), python=sys.executable,
-                                    budget=f"--budget {budget} "), encoding="utf-8")
+                                    snapshot=shown, budget=f"--budget {budget} "), encoding="utf-8")
         tool.chmod(0o755)
         index[racer.name] = {"leg_id": row["leg_id"], "level": row["level"], "variant": row["variant"],
                              "budget": budget}
     (out / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     tool = out / "tool"
-    tool.write_text(TOOL.format(root=tools_from.resolve(), out=out.resolve(), python=sys.executable, budget=""),
-                    encoding="utf-8")
+    tool.write_text(TOOL.format(root=tools_from.resolve(), out=out.resolve(), python=sys.executable, snapshot=shown,
+                                budget=""), encoding="utf-8")
     tool.chmod(0o755)
     print(f"{len(rows)} racer files in {out / 'racers'}; tools: {tool}")
 
@@ -105,6 +107,8 @@ def main() -> None:
     ap.add_argument("--levels", default=",".join(LEVELS), help="comma-separated levels to race (default: all)")
     ap.add_argument("--tools-from", type=Path, default=Path(__file__).resolve().parents[2],
                     help="the project copy the racers' tools run from (a frozen worktree)")
+    ap.add_argument("--snapshot", type=Path, default=None,
+                    help="the world to make the legs from and serve to the racers (default: the embedded one)")
     ap.add_argument("--collect", action="store_true", help="after the race: trial.json files and all-legs/")
     ap.add_argument("--agent", default="blind-racer")
     ap.add_argument("--only-wide", choices=["countries", "airports", "pages", "links"],
@@ -114,7 +118,7 @@ def main() -> None:
     if not levels or set(levels) - set(LEVELS):
         ap.error(f"--levels: choose among {', '.join(LEVELS)}")
     collect(args.out, args.agent) if args.collect else make(args.out, args.seed, args.count, args.tools_from, levels,
-                                                                        args.only_wide)
+                                                                        args.only_wide, args.snapshot)
 
 
 if __name__ == "__main__":
