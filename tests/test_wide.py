@@ -533,6 +533,19 @@ def test_no_links_set_over_a_word_a_missing_links_page_holds(ctx):
         assert drawn is None or drawn.word != "city"
 
 
+def test_no_links_set_over_a_word_a_linked_description_holds_inside_a_longer_name(ctx):
+    """Blind race 24, R04: "Village in Vatican City" holds "city" as a whole word, which the set counted and
+    a reader meaning the kind may not. Foreign relations of Angola links a university "in New York City": its
+    10 linked descriptions holding "city" give no set; a lone capitalised word ("City in England") or a
+    lower-case one ("Capital city of Norway") is the kind."""
+    assert wide._inside_a_name(ctx, "city", ["Village in Vatican City"])
+    assert not wide._inside_a_name(ctx, "city", ["Capital city of Norway", "City in England"])
+    descriptions = [d for _, d in wide.linked_descriptions(ctx, "Foreign relations of Angola")]
+    assert sum(bool(wide.phrase_pattern("city").search(d)) for d in descriptions) >= 10
+    assert not wide._word_unclear("city", descriptions)
+    assert "city" not in [word for word, _ in wide._link_words(ctx, "Foreign relations of Angola")]
+
+
 def test_the_golden_calls_of_a_links_set_reach_every_member(links_leg):
     leg = links_leg
     golden = [ToolCall(t.tool, t.args) for t in leg.trace]

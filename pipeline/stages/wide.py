@@ -403,10 +403,39 @@ def _word_unclear(word: str, descriptions: list[str]) -> bool:
     return any(doubtful.search(d) for d in descriptions)
 
 
+_CAPITALISED = re.compile(r"[A-Z][\w'’.-]*")
+
+
+def _inside_a_name(ctx: StageContext, word: str, descriptions: list[str]) -> bool:
+    """Does a description hold the word only inside a longer name the world has a page for ("Village in
+    Vatican City" for "city": blind race 24, R04 counted it and asked whether a reader meaning the kind
+    would)? Read from the run of capitalised words around each whole-word match, each stretch of it that
+    holds the match looked up as a title (indexed lookups, so at any world size)."""
+    pattern = phrase_pattern(word)
+    for text in descriptions:
+        words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+        for match in pattern.finditer(text):
+            at = next((i for i, (a, b) in enumerate(words) if a <= match.start() < b), None)
+            if at is None or not _CAPITALISED.match(text, words[at][0]):
+                continue
+            lo = hi = at
+            while lo > 0 and _CAPITALISED.match(text, words[lo - 1][0]):
+                lo -= 1
+            while hi + 1 < len(words) and _CAPITALISED.match(text, words[hi + 1][0]):
+                hi += 1
+            for first in range(lo, at + 1):
+                for last in range(at, hi + 1):
+                    if last > first:
+                        name = text[words[first][0]:words[last][1]].strip(".,;:")
+                        if ctx.page(name) is not None:
+                            return True
+    return False
+
+
 def _link_words(ctx: StageContext, title: str) -> list[tuple[str, tuple[str, ...]]]:
     """Each word a links set may be asked over on the page ``title`` (a kind one of its linked pages is,
     ``kind_of``: "poet", "river"; none a reader may count otherwise, nor one a page a missing link may
-    be read as holds) and the linked pages whose short description holds it as a whole word, case aside.
+    be read as holds, nor one a linked description holds inside a longer name: ``_inside_a_name``) and the linked pages whose short description holds it as a whole word, case aside.
     Kept per page on disk (``StageContext.kept``): it depends only on the world, and reading a hub's 400
     linked pages again was 3% of a release."""
     def compute() -> list[tuple[str, tuple[str, ...]]]:
@@ -416,7 +445,8 @@ def _link_words(ctx: StageContext, title: str) -> list[tuple[str, tuple[str, ...
         out = []
         for word in sorted({k for d in descriptions if (k := kind_of(d)) and len(k) >= 4} - LINK_WORDS_LEFT_OUT):
             pattern = phrase_pattern(word)
-            if not _word_unclear(word, descriptions) and not any(pattern.search(d) for d in missed):
+            if (not _word_unclear(word, descriptions) and not any(pattern.search(d) for d in missed)
+                    and not _inside_a_name(ctx, word, descriptions)):
                 out.append((word, tuple(sorted({t for t, d in linked if pattern.search(d)}))))
         return out
     return ctx.kept("wide_link_words", title, compute)
