@@ -407,7 +407,7 @@ _CAPITALISED = re.compile(r"[A-Z][\w'’.-]*")
 
 
 def _inside_a_name(ctx: StageContext, word: str, descriptions: list[str]) -> bool:
-    """Does a description hold the word only inside a longer name the world has a page for ("Village in
+    """Does a description hold the word inside a longer name the world has a page for ("Village in
     Vatican City" for "city": blind race 24, R04 counted it and asked whether a reader meaning the kind
     would)? Read from the run of capitalised words around each whole-word match, each stretch of it that
     holds the match looked up as a title (indexed lookups, so at any world size)."""
@@ -435,7 +435,8 @@ def _inside_a_name(ctx: StageContext, word: str, descriptions: list[str]) -> boo
 def _link_words(ctx: StageContext, title: str) -> list[tuple[str, tuple[str, ...]]]:
     """Each word a links set may be asked over on the page ``title`` (a kind one of its linked pages is,
     ``kind_of``: "poet", "river"; none a reader may count otherwise, nor one a page a missing link may
-    be read as holds, nor one a linked description holds inside a longer name: ``_inside_a_name``) and the linked pages whose short description holds it as a whole word, case aside.
+    be read as holds, nor one a linked description holds inside a longer name: ``_inside_a_name``) and
+    the linked pages whose short description holds it as a whole word, case aside.
     Kept per page on disk (``StageContext.kept``): it depends only on the world, and reading a hub's 400
     linked pages again was 3% of a release."""
     def compute() -> list[tuple[str, tuple[str, ...]]]:
