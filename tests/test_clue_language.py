@@ -59,7 +59,7 @@ from pipeline.clues import (
 )
 from pipeline.expressions import REDUCTIONS
 from pipeline.model import DETOUR, FINISH_LINE, LINK_FOLLOW, MERGE, ROADBLOCK, ROUTE_INFO, SEARCH_QUERY
-from pipeline.stages.build import expand_params
+from pipeline.stages.template_args import expand_params
 from pipeline.transforms import DETOURS
 
 # where a sentence stands: (rendered block, parsed block), (rendered sentence, parsed sentence)

@@ -13,7 +13,8 @@ from pipeline.clues import ROLE_WORD, parse_roadblock
 from pipeline.config import load_settings
 from pipeline.execute import StopFailed, run_stop
 from pipeline.model import ROUTE_INFO, FactSpec, Stop
-from pipeline.stages.build import draw_params, make_roadblock
+from pipeline.stages.build import make_roadblock
+from pipeline.stages.template_args import draw_params
 from pipeline.tools.registry import Toolbox
 from pipeline.tools.spec import TOOL_NAMES
 

@@ -249,6 +249,26 @@ def test_no_country_set_holds_a_country_a_reader_may_count_or_not(ctx, address):
     assert made
 
 
+@pytest.mark.parametrize("place", ["Vienna", "Nairobi", "Lima", "Tokyo"])
+def test_a_point_with_a_clean_count_gets_a_stop_whatever_style_is_drawn_first(ctx, place):
+    """A count is the style that holds wherever a set of the level's size lies clear of the radius's
+    edge, whatever else is drawn; a drawn style with no clean set there (a ranked figure too close to the
+    next, a sum on a half) tries the others, so such a point always gets a stop. One drawn style alone
+    left 223 of 556 extreme linear legs that reached build without their wide stops."""
+    import random
+    found = ctx.toolbox.call("maps_geocode", {"address": place}).data
+    lat, lng = found["lat"], found["lng"]
+    checked = 0
+    for size in ((5, 15), (10, 30), (20, 60)):
+        if wide._spec_countries(ctx, random.Random(0), lat, lng, size, style="count") is not None:
+            checked += 1
+            assert all(wide._spec_countries(ctx, random.Random(k), lat, lng, size) is not None for k in range(24))
+        if wide._spec_airports(ctx, random.Random(0), lat, lng, size, style="count") is not None:
+            checked += 1
+            assert all(wide._spec_airports(ctx, random.Random(k), lat, lng, size) is not None for k in range(24))
+    assert checked
+
+
 def test_an_aar_export_carries_the_set_and_its_import_collects_it_again(ctx, countries_leg):
     from pipeline.export.aar import aar_to_leg, leg_to_aar
     exported = leg_to_aar(countries_leg)

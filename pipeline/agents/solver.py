@@ -87,8 +87,8 @@ from pipeline.execute import (
 )
 from pipeline.model import TraceEntry
 from pipeline.snapshot.page import infobox_kind, subject_name, title_to_url
-from pipeline.stages.build import expand_params, instantiate_args
 from pipeline.stages.facts import SENTENCE_SPLIT
+from pipeline.stages.template_args import expand_params, instantiate_args
 from pipeline.tools.errors import SimulatedRefused, ToolArgumentError
 from pipeline.tools.registry import Toolbox
 from pipeline.transforms import DetourError, apply_detour

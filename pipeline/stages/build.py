@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from datetime import date
 from typing import Any
 
 from pipeline import refs
 from pipeline.catalog import diamond_only_templates, roadblock_templates
 from pipeline.clues import number_kinds
-from pipeline.execute import countries_named, country_key, country_known, iso_plus_days
+from pipeline.execute import countries_named, country_key, country_known
 from pipeline.model import (
     DETOUR,
     FINISH_LINE,
@@ -35,6 +34,8 @@ from pipeline.model import (
 )
 from pipeline.stages.base import Rejected, StageContext, rng_for
 from pipeline.stages.facts import COUNTRY_WORDS, PLACE_SUBJECT, SENTENCE_SPLIT, Fact, hop_modes, page_facts
+from pipeline.stages.template_args import draw_params, instantiate_args
+from pipeline.stages.verbalize import ask_options, route_names
 from pipeline.stages.wide import make_wide_stops
 from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.tools.registry import absorbed
@@ -116,70 +117,32 @@ def _offers_entity(title: str, ctx: StageContext, preset) -> bool:
     return page is not None and any(f.role in ENTITY_ROLES for f in page_facts(page, preset.extraction))
 
 
+def _page_stop(fact: Fact, page) -> Stop:
+    """The page stop asking ``fact`` of ``page`` (its transition is set by the caller)."""
+    return Stop(index=-1, kind=ROUTE_INFO, description=fact.label, page_url=page.url, page_title=page.title,
+                extraction=fact.extraction, value=fact.value, value_type=fact.value_type,
+                fact=FactSpec(role=fact.role, label=fact.label, unit=fact.unit),
+                wording=PageWording(description=page.description, infobox_type=page.infobox_type))
+
+
+def askable(stop: Stop, names: list[str], ctx: StageContext) -> bool:
+    """Has the page stop's fact a question verbalize may ask (``verbalize.ask_options``) that names none of
+    ``names``? A fact with none ("the third sentence" of Asia's page, whose openings all say Asia) made
+    verbalize reject its leg after every other stage: 97 of the 231 legs it rejected in a release (seed 4).
+    A page the tool cannot fetch now is left to verbalize to say so."""
+    try:
+        found = ctx.toolbox.call("fetch_webpage", {"url": stop.page_url})
+    except TRANSIENT_FAILURES:
+        return True
+    return not found.ok or bool(ask_options(stop, names, found.data))
+
+
 def _choose_fact(facts: list[Fact], rng: random.Random, want_roles: list[str]) -> Fact:
     for role in want_roles:
         pool = [f for f in facts if f.role == role]
         if pool:
             return pool[rng.randrange(len(pool))]
     return facts[rng.randrange(len(facts))]
-
-
-def instantiate_args(spec: Any, inputs: list[int], params: dict[str, str]) -> Any:
-    """Turn template markers into references (see templates/roadblocks.toml)."""
-    if isinstance(spec, list):
-        return [instantiate_args(x, inputs, params) for x in spec]
-    if isinstance(spec, dict):
-        return {k: instantiate_args(v, inputs, params) for k, v in spec.items()}
-    if not isinstance(spec, str) or not spec.startswith("$"):
-        return spec
-    if spec.startswith("$in"):
-        return refs.stop_ref(inputs[int(spec[3:])])
-    if spec.startswith("$step"):
-        head, _, rest = spec[1:].partition(":")
-        k = int(head[4:])
-        if "," in rest or rest in ("lat", "lng"):
-            return refs.step_ref(k, pick=rest.split(","))
-        return refs.step_ref(k, rest)
-    if spec.startswith("$param:"):
-        name = spec[len("$param:"):]
-        if "+" in name:
-            name, days = name.split("+")
-            return iso_plus_days(params[name], int(days))
-        if "*" in name:   # a number the clue states in other units (a radius in km, asked in metres)
-            name, factor = name.split("*")
-            return float(params[name]) * float(factor)
-        return params[name]
-    if spec.startswith("$code:"):
-        code = spec[len("$code:"):]
-        for name, value in params.items():
-            code = code.replace("{" + name + "}", value)
-        return refs.code_ref(code, {f"in{i}": refs.stop_ref(s) for i, s in enumerate(inputs)})
-    raise Rejected(f"build: unknown template marker {spec!r}")
-
-
-def draw_params(template: dict, rng: random.Random) -> dict[str, str]:
-    """One value per parameter: from its list, or any day of a ``"FIRST..LAST"`` date range (a
-    handful of fixed dates made every weather or stock question one of a few)."""
-    params: dict[str, str] = {}
-    for name, choices in sorted(template.get("params", {}).items()):
-        if isinstance(choices, str):
-            first, _, last = choices.partition("..")
-            span = (date.fromisoformat(last) - date.fromisoformat(first)).days
-            params[name] = iso_plus_days(first, rng.randrange(span + 1))
-        else:
-            params[name] = choices[rng.randrange(len(choices))]
-    return expand_params(params)
-
-
-def expand_params(params: dict[str, str]) -> dict[str, str]:
-    """A template's drawn parameters as its wording and its chain use them (compound choices split)."""
-    out: dict[str, str] = {}
-    for name, value in params.items():
-        if name == "conversion":
-            out["from_unit"], out["to_unit"], out["factor"] = value.split(":")
-        else:
-            out[name] = value
-    return out
 
 
 def make_roadblock(name: str, template: dict, inputs: list[int], rng: random.Random, context: Stop,
@@ -253,6 +216,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     role_cycle = [["place", "number"], ["number", "place"], ["country", "place", "number"], ["date", "number"]]
     if leg.variant == "dag":  # diamonds fork places and countries: prefer them
         role_cycle = [["place", "country", "number"], ["country", "place", "number"], ["place", "number"], ["number", "place"]]
+    names = route_names(plan.route, leg.seed_title, ctx)   # what verbalize forbids every clue to say
     for i, title in enumerate(plan.route):
         page = ctx.page(title)
         if page is None:
@@ -269,10 +233,13 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if fact.role not in ENTITY_ROLES and entity and not any(p.fact.role in ENTITY_ROLES for p in pages) and (
                 i == len(plan.route) - 1 or not any(_offers_entity(t, ctx, preset) for t in plan.route[i + 1:])):
             fact = entity[rng.randrange(len(entity))]   # the last page offering one: roadblocks need an entity
-        stop = Stop(index=-1, kind=ROUTE_INFO, description=fact.label, page_url=page.url, page_title=page.title,
-                    extraction=fact.extraction, value=fact.value, value_type=fact.value_type,
-                    fact=FactSpec(role=fact.role, label=fact.label, unit=fact.unit),
-                    wording=PageWording(description=page.description, infobox_type=page.infobox_type))
+        stop = _page_stop(fact, page)
+        if not askable(stop, names, ctx):
+            others = [f for f in facts if f is not fact and askable(_page_stop(f, page), names, ctx)]
+            if not others:
+                raise Rejected(f"build: no fact of {title!r} can be asked without naming a page of the route")
+            fact = _choose_fact(others, rng, [fact.role, *want])
+            stop = _page_stop(fact, page)
         if i > 0:   # reached through the page before by the plan's hop (object ids until indices exist)
             before = ctx.page(plan.route[i - 1])
             linked = before is not None and any(link.title == title for link in before.links)

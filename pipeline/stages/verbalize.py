@@ -107,18 +107,34 @@ _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 
 def forbidden_names(leg: Leg, ctx: StageContext) -> list[str]:
     """Every name of every page on the leg except the seed (``page_names``), longest first."""
+    return route_names([s.page_title for s in leg.stops if s.kind == ROUTE_INFO and s.page_title], leg.seed_title, ctx)
+
+
+def route_names(titles: list[str], seed: str, ctx: StageContext) -> list[str]:
+    """Every name of the pages ``titles`` but the ``seed`` (``page_names``), longest first: what no clue may say."""
     names: set[str] = set()
-    for s in leg.stops:
-        if s.kind == ROUTE_INFO and s.page_title and s.page_title != leg.seed_title:
-            names |= page_names(s.page_title, ctx)
+    for title in titles:
+        if title != seed:
+            names |= page_names(title, ctx)
     return sorted(names, key=lambda n: (-len(n), n))
 
 
 def find_leak(text: str, names: list[str]) -> str | None:
+    """The first of ``names`` that ``text`` holds as ``name_regex`` matches it. Where the text and a
+    name are ASCII, a case-insensitive match needs the lowercased name inside the lowercased text, so
+    a name that is not is passed over without its regex (most names are not: a release asks this
+    millions of times)."""
+    return next(names_held(text, names), None)
+
+
+def names_held(text: str, names: list[str]):
+    """``find_leak``'s test, name by name in order: the names ``text`` holds."""
+    lowered = text.lower() if text.isascii() else None
     for name in names:
+        if lowered is not None and name.isascii() and name.lower() not in lowered:
+            continue
         if name_regex(name).search(text):
-            return name
-    return None
+            yield name
 
 
 def mask_names(text: str, names: list[str]) -> str:
@@ -528,8 +544,8 @@ def names_in_reach(rel, names: list[str]) -> list[str]:
     nothing, so a check keyed by the names the route holds keys by these alone."""
     if rel.kind in ("infobox", "described"):
         return []
-    texts = (" ".join((rel.sentence or "").split()), rel.section or "")
-    return [name for name in names if any(find_leak(text, [name]) for text in texts)]
+    held = set(names_held(" ".join((rel.sentence or "").split()), names)) | set(names_held(rel.section or "", names))
+    return [name for name in names if name in held]
 
 
 def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageContext) -> str:
