@@ -233,12 +233,12 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         if fact.role not in ENTITY_ROLES and entity and not any(p.fact.role in ENTITY_ROLES for p in pages) and (
                 i == len(plan.route) - 1 or not any(_offers_entity(t, ctx, preset) for t in plan.route[i + 1:])):
             fact = entity[rng.randrange(len(entity))]   # the last page offering one: roadblocks need an entity
-        stop = _page_stop(fact, page)
-        if not askable(stop, names, ctx):
-            others = [f for f in facts if f is not fact and askable(_page_stop(f, page), names, ctx)]
+        stop, others, roles = _page_stop(fact, page), [f for f in facts if f is not fact], [fact.role, *want]
+        while not askable(stop, names, ctx):   # another of the page's facts, of the same role where one is
             if not others:
                 raise Rejected(f"build: no fact of {title!r} can be asked without naming a page of the route")
-            fact = _choose_fact(others, rng, [fact.role, *want])
+            fact = _choose_fact(others, rng, roles)
+            others.remove(fact)
             stop = _page_stop(fact, page)
         if i > 0:   # reached through the page before by the plan's hop (object ids until indices exist)
             before = ctx.page(plan.route[i - 1])
