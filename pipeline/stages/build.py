@@ -128,7 +128,7 @@ def _page_stop(fact: Fact, page) -> Stop:
 def askable(stop: Stop, names: list[str], ctx: StageContext) -> bool:
     """Has the page stop's fact a question verbalize may ask (``verbalize.ask_options``) that names none of
     ``names``? A fact with none ("the third sentence" of Asia's page, whose openings all say Asia) made
-    verbalize reject its leg after every other stage: 97 of the 231 legs it rejected in a release (seed 4).
+    verbalize reject its leg after every other stage: 102 of the 231 legs it rejected in a release (seed 4).
     A page the tool cannot fetch now is left to verbalize to say so."""
     try:
         found = ctx.toolbox.call("fetch_webpage", {"url": stop.page_url})
