@@ -326,7 +326,7 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 # Baybars executed" (which Baybars? blind race 17, R23)
                 if page_anchors(page, ctx).get(said) != title and (
                         named_otherwise(sentence, said, kind, page) or own_name_part(sentence, said, page.title)
-                        or numbered_elsewhere(block, said)):
+                        or numbered_elsewhere(block, said) or opens_another(sentence, said, title, mentions, pages)):
                     continue
                 alike = [t for t, p in pages.items()
                          if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
@@ -360,6 +360,30 @@ def own_name_part(sentence: str, said: str, title: str) -> bool:
         return False
     return any(re.search(r"(?:^|\s)[\w'’-]*[A-Z][\w'’]*[\s-]$", sentence[:m.start()])
                for m in compiled(rf"(?<![\w'’-]){re.escape(said)}(?![\w'’-])").finditer(sentence))
+
+
+def opens_another(sentence: str, said: str, title: str, mentions: dict, pages: dict) -> bool:
+    """Is the one word ``said`` a bare given name, paired with another ("Jacob and Wilhelm"), in an apposition
+    right after another page the sentence names, whose opening sentence holds that word too? Then it names one
+    of that page's own: "by the Brothers Grimm, Jacob and Wilhelm, first published" names Jacob Grimm, with
+    whom the Brothers Grimm's page opens, not the patriarch the title Jacob reads (blind race 25, R05). Without
+    the pair, "in Paris, France" would lose France, which Paris's page opens with too; a country named so
+    ("the border between Argentina and Uruguay", after the Río de la Plata) is the country."""
+    if " " in said or country_known(title):
+        return False
+    name = re.escape(said)
+    if not compiled(rf"(?<![\w'’-]){name}\s+and\s+[A-Z][\w'’-]*(?![\w'’-])(?!\s+[A-Z])|(?<![\w'’-])[A-Z][\w'’-]*\s+and\s+{name}(?![\w'’-])"
+                    ).search(sentence):
+        return False
+    word = compiled(rf"(?<![\w'’-]){name}(?![\w'’-])")
+    for other_title, other in pages.items():
+        if (other_title == title or said in other_title
+                or not word.search(SENTENCE_SPLIT.split(other.lead or "", maxsplit=1)[0])):
+            continue
+        if compiled(rf"(?<![\w'’-]){re.escape(mentions[other_title])},\s+(?:[^,.;()]{{0,40}}\s)?{name}(?![\w'’-])"
+                    ).search(sentence):
+            return True
+    return False
 
 
 def numbered_elsewhere(block: str, said: str) -> bool:
