@@ -69,3 +69,16 @@ def test_a_broken_row_is_computed_again(tmp_path):
     with sqlite3.connect(path) as db:
         db.execute("UPDATE kept SET value = ?", (b"not a pickle",))
     assert _context(tmp_path).kept("numbers", "a", lambda: [2]) == [2]
+
+
+def test_a_seeds_facts_and_a_hop_targets_facts_are_kept_once(tmp_path):
+    """Hard's seeds ask their facts at the preset's modes (infobox, prose, cross_section), the pages a hop
+    reaches at ``hop_modes`` (sorted): the same facts, computed once and kept in one file."""
+    from pipeline.stages.build import usable_facts
+    from pipeline.stages.facts import hop_modes
+    preset = tuple(_context(tmp_path).presets["hard"].extraction)
+    assert preset != hop_modes(preset)   # the two orders this test is about
+    first = usable_facts("Azerbaijan", _context(tmp_path), preset)
+    assert first and _rows(tmp_path, "usable_facts") == 1
+    assert usable_facts("Azerbaijan", _context(tmp_path), hop_modes(preset)) == first
+    assert _rows(tmp_path, "usable_facts") == 1   # read back, not computed again into another file

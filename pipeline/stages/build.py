@@ -105,11 +105,13 @@ ENTITY_ROLES = ("place", "country", "date", "company", "coin")   # what roadbloc
 
 def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
     """The facts a page stop may ask of the page at the level's extraction modes, resolved (memoised:
-    plan's walk met every page of the route before build asks again)."""
+    plan's walk met every page of the route before build asks again). Kept under the modes sorted: the
+    facts do not depend on their order, and a seed (the preset's order) is often a hop's target too
+    (``facts.hop_modes``, sorted), whose facts were computed and kept once before."""
     def compute() -> list:
         page = ctx.page(title)
         return [f for f in (resolved(f, ctx, page) for f in page_facts(page, modes)) if f] if page else []
-    return ctx.kept('usable_facts-' + '+'.join(modes), title, compute)
+    return ctx.kept('usable_facts-' + '+'.join(sorted(modes)), title, compute)
 
 
 def _offers_entity(title: str, ctx: StageContext, preset) -> bool:
