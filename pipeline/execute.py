@@ -224,12 +224,23 @@ def read_countries(sentence: str, is_country: Callable[[str], bool]) -> tuple[st
         return None   # "Israel, officially the State of Israel": one country or two? (a blind racer counted two)
     if any(named_as(sentence, name) for name in out):
         return None   # "Jacob, later given the name Israel": a person's name, or the country?
+    if any(inside_another(sentence, name, other) for name in out for other in out if other != name):
+        return None   # "from its base in Azerbaijan in northwestern Iran": Iranian Azerbaijan, a region of Iran
     return tuple(out)
 
 
 # words that make the name after them a name talked about, not the thing it names: "Jacob, later given the
 # name Israel" (blind race 18, R13), "a town called Paris", "nicknamed Chicago"
 NAMING = re.compile(r"\b(?:the name|named|renamed|nicknamed|surnamed|called)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def inside_another(sentence: str, name: str, other: str) -> bool:
+    """Does the sentence place ``name`` inside the country ``other`` ("Azerbaijan in northwestern Iran",
+    "Macedonia in northern Greece")? Then the name is a region of that country, not the country of the
+    name: a reader asked for the countries the sentence names counts one, or two (blind race 26, R30, on
+    Babak Khorramdin's page)."""
+    return compiled(rf"(?<![\w'’-]){re.escape(name)}\s+in\s+(?:the\s+)?(?:(?i:(?:far\s+)?(?:north|south|east|west|central)"
+                    rf"[\w-]*)\s+)?{re.escape(other)}(?![\w'’-])").search(sentence) is not None
 
 
 def named_as(sentence: str, name: str) -> bool:

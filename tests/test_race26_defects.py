@@ -1,0 +1,45 @@
+"""Blind race 26 (``--seed 51205``): what racers met that admits another reading, fixed at its cause; each
+test feeds the case that misled and fails without the fix."""
+from __future__ import annotations
+
+from pipeline.execute import countries_named, country_known
+from pipeline.stages.facts import named_country_facts
+from pipeline.stages.hops import called_alike, kin, named_hops, noun_of
+
+# R29 (hard linear) and R32 (easy linear), both solved: "the city that the third sentence names" of
+# Constantinople was Istanbul, the one city of the sentence with a page, though the sentence names "the
+# ancient cities of Chalcedon and Chrysopolis" too; both racers asked which of the three was meant.
+CONSTANTINOPLE_3 = ("It was located at the core of the modern city of Istanbul, on a peninsula at the southeastern "
+                    "tip of Thrace in Europe; with the Bosporus strait and the ancient cities of Chalcedon and "
+                    "Chrysopolis in Bithynia, Anatolia to the east")
+# R30 (extreme DAG, solved): "the third sentence names two countries: which is the first?" of Babak Khorramdin
+# read Azerbaijan from "from its base in Azerbaijan in northwestern Iran": Iranian Azerbaijan, a region of
+# Iran, as the racer said.
+BABAK_3 = ("Babak's Iranianizing rebellion, from its base in Azerbaijan in northwestern Iran, called for a return "
+           "of the political glories of the Iranian past.")
+CITY = kin(noun_of("city"))
+
+
+def test_no_hop_to_the_one_paged_city_of_a_sentence_that_calls_others_cities(ctx):
+    page = ctx.page("Constantinople")
+    assert CONSTANTINOPLE_3 in page.lead   # the case as the world holds it
+    hops = named_hops(page, ctx)
+    assert not [h for h in hops if h.target == "Istanbul" and h.relation.sentence.startswith("It was located")]
+    assert hops   # the page still offers hops (its other sentences)
+
+
+def test_a_sentence_calls_a_name_a_thing_of_the_kind_in_its_own_words():
+    assert called_alike(CONSTANTINOPLE_3, "Chalcedon", CITY) and called_alike(CONSTANTINOPLE_3, "Chrysopolis", CITY)
+    assert not called_alike(CONSTANTINOPLE_3, "Bithynia", CITY)        # after the cities, not one of them
+    assert not called_alike(CONSTANTINOPLE_3, "Thrace", CITY)
+    assert called_alike("Piraeus, an ancient port town, lies nearby.", "Piraeus", CITY)
+    assert called_alike("It lies between the rivers Tigris and Euphrates.", "Euphrates", kin(noun_of("river")))
+    assert not called_alike("Rome was the capital of the Roman Empire.", "Roman Empire", CITY)   # what has a capital
+
+
+def test_a_country_placed_inside_another_is_no_country_a_sentence_names(ctx):
+    assert countries_named(BABAK_3, country_known) is None
+    assert countries_named("He sailed from France to Germany and Iran.", country_known) == ["France", "Germany", "Iran"]
+    page = ctx.page("Babak Khorramdin")
+    assert BABAK_3 in page.lead
+    assert not [f for f in named_country_facts(page) if f.extraction.sentence == BABAK_3]
