@@ -34,7 +34,7 @@ def test_a_sentence_calls_a_name_a_thing_of_the_kind_in_its_own_words():
     assert not called_alike(CONSTANTINOPLE_3, "Thrace", CITY)
     assert called_alike("Piraeus, an ancient port town, lies nearby.", "Piraeus", CITY)
     assert called_alike("It lies between the rivers Tigris and Euphrates.", "Euphrates", kin(noun_of("river")))
-    assert not called_alike("Rome was the capital of the Roman Empire.", "Roman Empire", CITY)   # what has a capital
+    assert not called_alike("Londinium was the capital of Roman Britain.", "Roman Britain", CITY)   # what has a capital
 
 
 def test_a_country_placed_inside_another_is_no_country_a_sentence_names(ctx):
@@ -43,3 +43,20 @@ def test_a_country_placed_inside_another_is_no_country_a_sentence_names(ctx):
     page = ctx.page("Babak Khorramdin")
     assert BABAK_3 in page.lead
     assert not [f for f in named_country_facts(page) if f.extraction.sentence == BABAK_3]
+
+
+def test_a_part_of_a_country_or_an_owner_is_not_called_a_country(ctx):
+    """The rule's bounds, measured on the embedded world's 2,682 pages of a release (13 of 4,983 named hops
+    go, each to a sentence that names another thing of the kind): "the Australian state of Victoria" names a
+    part of Australia, "Hugh Capet, the founder of the dynasty" no dynasty, "emperor Justinian I and Eastern
+    Roman empress" no second emperor."""
+    melbourne = ctx.page("Melbourne")
+    assert "Australia" in [h.target for h in named_hops(melbourne, ctx)
+                           if h.relation.sentence.startswith("Melbourne is the capital")]
+    country = kin(noun_of("country"))
+    assert not called_alike("Hugh Capet, the founder of the dynasty, and his descendants.", "Hugh Capet", country)
+    assert not called_alike("the wife of emperor Justinian I and Eastern Roman empress", "Eastern Roman",
+                            kin(noun_of("emperor")))
+    quebec = ("It shares borders with the provinces of Ontario to the west, Newfoundland and Labrador to the "
+              "northeast, New Brunswick to the southeast and a coastal border with the territory of Nunavut.")
+    assert called_alike(quebec, "Nunavut", kin(noun_of("province")))   # asked for a province, a territory counts

@@ -702,7 +702,8 @@ def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: Stag
         head = name.split()[-1].lower()
         if len(name.split()) > 1 and (head in akin or head.removesuffix("s") in akin):
             return True   # its own name says its kind ("East Asia Summit" beside the forum asked for: race 11, R31)
-        if called_alike(sentence, name, akin):
+        if called_alike(sentence, name, akin if noun_of(kind) in SUBNATIONAL or not could_be(kind, "country")
+                        else akin - SUBNATIONAL):
             return True   # the sentence says its kind ("the ancient cities of Chalcedon and Chrysopolis")
         if city_kind and gaz.city_population(name) >= UNPAGED_CITY:
             return True
@@ -717,26 +718,30 @@ def _unpaged_alike(sentence: str, kind: str, pages: dict, origin: str, ctx: Stag
 
 # words of a kind's class that, followed by "of", name what the named thing has, not what it is: "the
 # capital of the Roman Empire" calls no empire a capital
-_OF_OWNER = frozenset({"capital", "capitals"})
+_OF_OWNER = frozenset({"capital"})
+# words of the country class that name a part of a country to a reader: "the Australian state of Victoria"
+# beside Australia leaves one country named (the hop Melbourne -> Australia); asked for a state, they count
+SUBNATIONAL = frozenset({"state", "province", "territory"})
 _NAME_WORD = r"[A-Z][\w'’-]*"
 
 
 def called_alike(sentence: str, name: str, akin: frozenset[str] | set[str]) -> bool:
-    """Does the sentence call ``name`` a thing of the kind's class in its own words: after the class's
-    noun, alone or in a list ("the ancient cities of Chalcedon and Chrysopolis", "the rivers Tigris and
-    Euphrates", "the port of Piraeus"), or in an apposition ("Chalcedon, an ancient city")? A reader asked
-    for "the city the third sentence names" of Constantinople counts those cities, whether or not the
-    world has their pages (blind race 26: R29 and R32 both asked which of three cities was meant)."""
-    if not akin:
+    """Does the sentence call ``name`` a thing of the kind's class in its own words: right after the class's
+    noun ("the city of Ciutadella", "the port of Piraeus"), in a list after its plural ("the ancient cities of
+    Chalcedon and Chrysopolis", "the rivers Tigris and Euphrates"), or in an apposition ("Chalcedon, an ancient
+    city")? A reader asked for "the city the third sentence names" of Constantinople counts those cities,
+    whether or not the world has their pages (blind race 26: R29 and R32 both asked which of three cities
+    was meant)."""
+    nouns = sorted(set(akin) - _OF_OWNER, key=len, reverse=True)
+    if not nouns:
         return False
-    nouns = sorted({n for w in akin for n in (w, plural(w))}, key=len, reverse=True)
-    owned = "|".join(re.escape(n) for n in nouns if n not in _OF_OWNER)
+    one = "|".join(re.escape(n) for n in nouns)
+    many = "|".join(re.escape(plural(n)) for n in nouns)
     listed = rf"(?:{_NAME_WORD}(?:\s+{_NAME_WORD})*(?:,\s+and\s+|,\s+|\s+and\s+))*"
-    name_at = rf"{re.escape(name)}(?![\w'’-])"
-    after = (rf"\b(?:(?:{owned})\s+(?:of\s+)?|(?:{'|'.join(re.escape(n) for n in nouns)})\s+){listed}{name_at}"
-             if owned else rf"\b(?:{'|'.join(re.escape(n) for n in nouns)})\s+{listed}{name_at}")
-    apposition = rf"(?<![\w'’-]){re.escape(name)},\s+(?:an?|the)\s+(?:[a-z][\w-]*\s+){{0,3}}(?:{'|'.join(re.escape(n) for n in nouns)})\b"
-    return compiled(after).search(sentence) is not None or compiled(apposition).search(sentence) is not None
+    named = rf"{re.escape(name)}(?![\w'’-])"
+    return compiled(rf"\b(?:(?:{one})\s+(?:of\s+)?{named}|(?:{many})\s+(?:of\s+)?{listed}{named})"
+                    rf"|(?<![\w'’-]){re.escape(name)},\s+an?\s+(?:(?!of\b)[a-z][\w-]*\s+){{0,3}}(?:{one})\b"
+                    ).search(sentence) is not None
 
 
 def _completions(name: str, ctx: StageContext) -> list[str]:
