@@ -228,6 +228,21 @@ def test_the_tools_cli_refuses_a_call_past_the_budget_and_the_scorer_counts_no_r
     assert len(read_tool_log(log)) == 2
 
 
+def test_under_a_budget_the_cli_refuses_to_raise_the_output_cut(tmp_path, capsys):
+    """A race's cut is 8,000 characters (blind race 27, R09 read the whole country list with --max-chars
+    100000): under --budget a larger --max-chars is a usage error, not run and not counted; a smaller one
+    is the racer's to choose, and without a budget the cut is the caller's."""
+    from pipeline.tools.cli import main
+    log = tmp_path / "tool_log.jsonl"
+    listing = ["call", "fetch_webpage", '{"url": "Asia"}', "--log", str(log)]   # 46,504 characters of JSON
+    assert main([*listing, "--budget", "5", "--max-chars", "100000"]) == 2
+    assert "8000 characters" in capsys.readouterr().err and not log.exists()
+    assert main([*listing, "--budget", "5", "--max-chars", "500"]) == 0
+    assert len(capsys.readouterr().out) <= 600
+    assert main([*listing, "--max-chars", "100000"]) == 0
+    assert len(capsys.readouterr().out) > 8000
+
+
 @pytest.mark.parametrize("address", ["Croatia", "China"])
 def test_no_country_set_holds_a_country_a_reader_may_count_or_not(ctx, address):
     """Blind race 34, R25: the statistics list Serbia and "Serbia and Montenegro" at one point; a reader

@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--pretty", action="store_true", help="indent the result JSON")
     parser.add_argument("--budget", type=int, default=None,
                         help="with --log: the step budget B; a call when the log already holds B calls is refused "
-                             "(not run, logged as refused, exit status 1)")
+                             "(not run, logged as refused, exit status 1); --max-chars may then only lower the cut")
     parser.add_argument("command", help="list | call | serve | a tool name")
     parser.add_argument("rest", nargs=argparse.REMAINDER, help="for call: TOOL_NAME 'JSON_ARGS'; for serve: its options")
     return parser
@@ -184,6 +184,11 @@ def serve_arguments(argv: list[str]) -> list[str] | None:
 def main(argv: list[str] | None = None) -> int:
     options = _parser().parse_args(hoist_options(sys.argv[1:] if argv is None else list(argv)))
     try:
+        if options.budget is not None and options.max_chars > MAX_CHARS:
+            # a race's rules (BLIND_RACE.md): the step budget and the 8,000-character cut hold together; a
+            # racer once read the whole country list in one call this way (blind race 27, R09)
+            raise UsageError(f"under a step budget tool output is cut at {MAX_CHARS} characters: --max-chars "
+                             f"may lower the cut, not raise it (not run, not counted)")
         if options.command == "serve":
             raise UsageError("serve is its own program: python -m pipeline.tools serve (pipeline.tools.serve.main)")
         if options.command == "list":
