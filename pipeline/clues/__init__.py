@@ -34,7 +34,18 @@ from pipeline.clues.hops import (
     measure_value,
     parse_hop,
 )
-from pipeline.clues.kinds import KIND_CLASSES, VAGUE, could_be, kin, kind_of, noun_of, page_words, plural, singulars
+from pipeline.clues.kinds import (
+    KIND_CLASSES,
+    PERSON_WORDS,
+    VAGUE,
+    could_be,
+    kin,
+    kind_of,
+    noun_of,
+    page_words,
+    plural,
+    singulars,
+)
 from pipeline.clues.numbers import (
     COUNTS,
     CURRENCIES,
@@ -167,6 +178,7 @@ __all__ = [
     "NUMBER_RE",
     "ORDER_WORDS",
     "ORDINALS",
+    "PERSON_WORDS",
     "POSITION_ASK",
     "ROADBLOCK_START",
     "ROLE_WORD",

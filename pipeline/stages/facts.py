@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline.clues import MONTHS, counts_safely, measured_alone
+from pipeline.clues import MONTHS, PERSON_WORDS, counts_safely, kin, kind_of, measured_alone, noun_of
 from pipeline.execute import (
     clean_text_value,
     countries_named,
@@ -184,6 +184,8 @@ def named_country_facts(page: Page) -> list[Fact]:
         names = countries_named(sentence, country_known)
         if not names or len(names) > MAX_NAMED or len(set(names)) != len(names):
             continue
+        if any(stands_for_subject(page, name) for name in names):
+            continue   # "Jordan is regarded as ..." on Michael Jordan's page: the player (blind race 27, R13)
         if own in {country_key(n) for n in names}:
             continue   # "Tunisia ... with Italy ... and Malta" on Tunisia's page: three countries, or two?
             #            "Japan is an island country" on Japan's page asks what the reader already knows
@@ -196,6 +198,34 @@ def named_country_facts(page: Page) -> list[Fact]:
             out.append(Fact(Extraction(source="prose", section="", sentence=sentence, name_index=idx), "text", name,
                             sentence, "country"))
     return out
+
+
+# a short description's life years ("(born 1963)", "(1887–1986)", "(c. 460 – c. 370 BC)") and the infobox
+# types of people: what tells a page about a person
+LIFE_YEARS = re.compile(r"\((?:born|died|b\.|d\.|fl\.)?\s*(?:c\.\s*)?\d{1,4}(?:\s*BC)?"
+                        r"(?:\s*[–-]\s*(?:c\.\s*)?\d{1,4}(?:\s*(?:BC|AD|BCE|CE))?)?\)")
+PERSON_INFOBOX = re.compile(r"person|biography|officeholder|royalty|writer|artist|scientist|philosopher|saint|"
+                            r"monarch|president|actor|musician|athlete|player|military", re.IGNORECASE)
+
+
+def about_a_person(page: Page) -> bool:
+    """Is the page about a person (its short description's life years, a person's infobox or kind)?"""
+    kind = kind_of(page.description)
+    return bool(LIFE_YEARS.search(page.description or "") or PERSON_INFOBOX.search(page.infobox_type or "")
+                or (kind and kin(noun_of(kind)) & PERSON_WORDS))
+
+
+def stands_for_subject(page: Page, name: str) -> bool:
+    """Is ``name`` the first or last word of the name of the person the page is about (before an "of":
+    "Alexis" of "Alexis of Russia", whose Russia is the country)? There it stands for that person, whatever
+    else bears the name: "Jordan is regarded as one of the most influential sports figures" on Michael
+    Jordan's page names the player, not the country (blind race 27, R13); "Abraham, on February 12, 1809"
+    on Abraham Lincoln's names no patriarch."""
+    subject = subject_name(page.title)
+    own = subject.split(" of ")[0]
+    words = own.split()
+    return (name != subject and bool(words) and name in (words[0], words[-1])
+            and (len(words) >= 2 or own != subject) and about_a_person(page))
 
 
 def word_before(sentence: str, name: str) -> str | None:

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pipeline.agents.solver import names_in
 from pipeline.clues import (
     EXTREMES,
-    KIND_CLASSES,
     MEASURE_LOOKUPS,
     MEASURES,
+    PERSON_WORDS,
     anchor_targets,
     could_be,
     country_name,
@@ -47,7 +47,15 @@ from pipeline.model import Relation
 from pipeline.snapshot.page import compiled, subject_name
 from pipeline.snapshot.store import ASCII_LOWER
 from pipeline.stages.base import StageContext
-from pipeline.stages.facts import NON_PROSE_SECTIONS, SENTENCE_SPLIT, is_prose, links_to, word_after, word_before
+from pipeline.stages.facts import (
+    NON_PROSE_SECTIONS,
+    SENTENCE_SPLIT,
+    is_prose,
+    links_to,
+    stands_for_subject,
+    word_after,
+    word_before,
+)
 from pipeline.stages.verbalize import names_in_reach, probe_finds, relation_phrases, skip_probe_words
 from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.world.gazetteer import gazetteer
@@ -315,6 +323,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                     continue
                 if said != title and not names_page(said, title, ctx):
                     continue   # a link whose words are no name of its page ("My World" to a discography)
+                if stands_for_subject(page, said):
+                    continue   # "Jordan is regarded as ..." on Michael Jordan's page names him (blind race 27, R13)
                 if page.title in named and could_be(kind, page.description, page.infobox_type):
                     continue   # "India, Sri Lanka and the Maldives" on India's page: two countries, or three?
                 if (_country_doubt(sentence, said, kind) or _qualified_elsewhere(sentence, said, target)
@@ -452,10 +462,6 @@ def _area_mention(sentence: str, title: str) -> bool:
     return False
 
 
-# the kinds of people (the person classes of ``KIND_CLASSES``): an unpaged person's name beside the target
-# may be one of the kind, and nothing the reader can read says it is not
-PERSON_WORDS = frozenset().union(*(c for c in KIND_CLASSES if c & {"king", "writer", "painter", "physicist", "actor",
-                                                                   "singer"}))
 # words that make a capitalised run the name of a thing, a place or a body, not of a person
 THING_WORDS = frozenset([
     "River", "University", "Empire", "Kingdom", "Republic", "Company", "Party", "Church", "Island", "Islands",
@@ -827,6 +833,8 @@ def choice_hops(page, ctx: StageContext) -> list[Hop]:
             names = countries_named(sentence, country_known)
             if not names or not 2 <= len(names) <= MAX_CHOICES or len(set(names)) != len(names):
                 continue
+            if any(stands_for_subject(page, name) for name in names):
+                continue   # a person's own name ("Jordan" on Michael Jordan's page) is no country of the sentence
             anchors = page_anchors(page, ctx)   # a name the page links ("Georgia") goes where its link goes
             titles = {n: ctx.store.resolve(linked_reading(country_name(n), anchors)) for n in names}
             if any(t is None or t == page.title for t in titles.values()):

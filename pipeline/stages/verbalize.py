@@ -318,10 +318,13 @@ def sentence_places(ex: Extraction, page: dict, names: list[str]) -> list[tuple[
     out = []
     if sum(s["title"] == ex.section for s in sections) == 1 and not find_leak(ex.section, names):
         out.append((section_ref(ex.section), sections[index]["text"]))
-    if len({s.get("level") for s in sections[:index + 1]}) == 1:
-        # by its place only where no heading of another depth comes before it or is it: past a subsection,
+    top = min((s["level"] for s in sections if s.get("level") is not None), default=None)
+    if {s.get("level") for s in sections[:index + 1]} == {top}:
+        # by its place only where every heading up to it is of the page's top depth: past a subsection,
         # "the fifth section" is the fifth heading to one reader and the fifth top-level one to another
-        # (blind race 10, R16: Afghanistan's "Hotak dynasty and Durrani Empire", a subsection of "History")
+        # (blind race 10, R16: Afghanistan's "Hotak dynasty and Durrani Empire", a subsection of "History"), and
+        # subsections whose section the page leaves out (Asia's list opens with four, then "Etymology") are
+        # headings to one reader and not sections to another (blind race 27, R20)
         out.append((nth_section_ref(index + 1), sections[index]["text"]))
     return out
 
