@@ -234,7 +234,7 @@ def read_countries(sentence: str, is_country: Callable[[str], bool]) -> tuple[st
 
 # words that make the name after them a name talked about, not the thing it names: "Jacob, later given the
 # name Israel" (blind race 18, R13), "a town called Paris", "nicknamed Chicago"
-NAMING = re.compile(r"\b(?:the name|named|renamed|nicknamed|surnamed|called)\s+(?:the\s+)?$", re.IGNORECASE)
+NAMING = re.compile(r"\b(?:the name|named|renamed|nicknamed|surnamed|called|known as)\s+(?:the\s+)?[\"“]?$", re.IGNORECASE)
 
 
 def inside_another(sentence: str, name: str, other: str) -> bool:

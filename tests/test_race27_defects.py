@@ -57,3 +57,11 @@ def test_a_persons_own_name_joins_no_choice_of_countries(ctx):
     other = dataclasses.replace(page, title="Michael Smith", lead=sentence.replace("Jordan later", "Smith later")
                                 .replace("France and Italy", "France, Jordan and Italy"), sections=[])
     assert choice_hops(other, ctx)   # the same countries, none of them his name: a choice
+
+
+def test_a_country_name_given_as_a_name_is_no_country_named():
+    """Blind race 28, R12 (extreme linear, solved): Eastern Arabia 'was known as "Bahrain" for a millennium' names
+    the region's old name, not the country."""
+    eastern_arabia = 'The entire coastal strip of Eastern Arabia was known as "Bahrain" for a millennium.'
+    assert countries_named(eastern_arabia, country_known) is None
+    assert countries_named("The strip lies beside Bahrain and Qatar.", country_known) == ["Bahrain", "Qatar"]
