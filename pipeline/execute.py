@@ -233,7 +233,8 @@ def read_countries(sentence: str, is_country: Callable[[str], bool]) -> tuple[st
 
 
 # words that make the name after them a name talked about, not the thing it names: "Jacob, later given the
-# name Israel" (blind race 18, R13), "a town called Paris", "nicknamed Chicago"
+# name Israel" (blind race 18, R13), "a town called Paris", "nicknamed Chicago", 'was known as "Bahrain"' (blind
+# race 28, R12: Eastern Arabia's old name)
 NAMING = re.compile(r"\b(?:the name|named|renamed|nicknamed|surnamed|called|known as)\s+(?:the\s+)?[\"“]?$", re.IGNORECASE)
 
 

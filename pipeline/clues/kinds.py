@@ -47,13 +47,13 @@ KIND_CLASSES: tuple[frozenset[str], ...] = tuple(frozenset(c.split()) for c in (
 ))
 
 
-# a kind that says what a thing is to another, not what it is: "Capital of Sindh, Pakistan" is a capital
-# to its page and a city to a sentence that calls it one ("Islamabad is the nation's capital, while Karachi
-# is its largest city" names one capital to a reader, two to the pages: blind race 9, R19)
 # the kinds of people (the person classes of ``KIND_CLASSES``): an unpaged person's name beside the target
 # may be one of the kind, and nothing the reader can read says it is not
 PERSON_WORDS = frozenset().union(*(c for c in KIND_CLASSES if c & {"king", "writer", "painter", "physicist", "actor",
                                                                    "singer"}))
+# a kind that says what a thing is to another, not what it is: "Capital of Sindh, Pakistan" is a capital
+# to its page and a city to a sentence that calls it one ("Islamabad is the nation's capital, while Karachi
+# is its largest city" names one capital to a reader, two to the pages: blind race 9, R19)
 RELATIONAL_KINDS = {"capital": "city"}
 
 _DIRECTION = re.compile(r"(?:north|south|east|west)(?:east|west)?(?:ern)?|central")
