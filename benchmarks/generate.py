@@ -81,7 +81,7 @@ def main() -> None:
         settings = dataclasses.replace(settings, derived_dir=tmp / "derived")
     ctx = StageContext.create(settings)
     counts = RELEASE_COUNTS if args.release else {"linear": args.count, "dag": args.count}
-    runs = release_runs(args.seed, counts, tmp)
+    runs = release_runs(args.seed, counts, tmp, settings=settings)
     all_checks = []
     print(f"runs in {tmp}")
     accepted = []   # how widely the legs spread over the snapshot, and how many page stops a search skips

@@ -48,7 +48,7 @@ def main() -> None:
         derived = tmp / f"derived-{n}"   # the derived data, without the hop stores an earlier run filled
         shutil.copytree(warm.settings.derived_dir, derived, ignore=shutil.ignore_patterns("*.sqlite*", "*.tmp"))
         settings = load_settings(cache_path=tmp / f"cache-{n}.sqlite", derived_dir=derived)
-        runs = [(params, tmp / f"dask-{n}" / folder) for params, folder in release_runs(args.seed, counts)]
+        runs = [(params, tmp / f"dask-{n}" / folder) for params, folder in release_runs(args.seed, counts, settings=settings)]
         t0 = time.perf_counter()
         cluster = local_cluster(n)   # as a cluster address would be: up before the release is sent
         started = time.perf_counter() - t0

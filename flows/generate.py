@@ -46,7 +46,7 @@ from pipeline.stages.base import STAGES, Rejected, StageContext
 from pipeline.tools.errors import LiveServiceError, ToolError
 from pipeline.tools.faults import fault_scope
 from pipeline.tools.registry import noting_failures
-from pipeline.versions import changes, snapshot_hash, versions
+from pipeline.versions import changes, snapshot_hash, snapshot_pages, versions
 
 # 3: typed stop specs and stage hand-offs in leg_json (no hints, no metadata plan/crawl); rows carry
 #    status "error" and the failing frame ("where")
@@ -244,20 +244,51 @@ def new_leg(params: GenerationParams, slot: int, attempt: int, reused: dict[str,
     return leg
 
 
-def page_cap(count: int, generation: dict) -> int:
-    """How many of a run's legs one page (not a seed) may be on the route of: ``max_page_share`` of the
-    run's legs, at least ``min_page_uses`` (a run of three legs from a world of one hub still goes)."""
-    return max(int(generation.get("min_page_uses", 3)), int(count * float(generation.get("max_page_share", 1.0))))
+def page_share(generation: dict, settings: Settings) -> float:
+    """The share of a run's legs one page (not a seed) may be on the route of (issue 33, item 9):
+    ``max_page_share`` on a world small enough to be profiled whole (``whole_world_pages``: the embedded
+    one, where routes have few pages to go round and the cap is off), ``large_world_page_share`` on a
+    larger one, which has pages enough to go round."""
+    pages = snapshot_pages(settings)
+    if pages is not None and pages > int(generation.get("whole_world_pages", 50_000)):
+        return float(generation.get("large_world_page_share", 1.0))
+    return float(generation.get("max_page_share", 1.0))
+
+
+def page_cap(count: int, generation: dict, share: float | None = None) -> int:
+    """How many of a run's legs one page (not a seed) may be on the route of: ``share`` (default
+    ``max_page_share``) of the run's legs, at least ``min_page_uses`` (a run of three legs from a world
+    of one hub still goes)."""
+    share = float(generation.get("max_page_share", 1.0)) if share is None else share
+    return max(int(generation.get("min_page_uses", 3)), int(count * share))
+
+
+@dataclass(frozen=True)
+class PageCaps:
+    """How many of a run's accepted legs a page after the seed may be on the route of: ``pages`` for any
+    page, ``countries`` for the countries of the country statistics (0: uncapped). Countries have their
+    own cap because every choice hop lands on one ("the one with the largest area") and a hard or
+    extreme leg owes two to four of them: held to the page cap of one run, the ~200 countries run out
+    (the embedded world: 45 of 50 extreme legs made, 2,583 attempts rejected). A release gives each run
+    its share of the release's allowance instead (``flows.runs.country_caps``)."""
+    pages: int
+    countries: int = 0
+
+    def limit(self, title: str) -> int | None:
+        if country_known(title):
+            return self.countries or None
+        return self.pages
+
+    def full(self, uses: Counter) -> list[str]:
+        """The pages already on as many routes as they may be (plan's walk goes round them)."""
+        return sorted(t for t, n in uses.items() if (cap := self.limit(t)) is not None and n >= cap)
 
 
 def route_pages(leg: Leg) -> set[str]:
-    """The pages of an accepted leg's route after its seed that ``page_cap`` holds: all but the countries
-    of the country statistics. Every choice hop lands on one ("the one with the largest area") and a
-    hard or extreme leg owes two to four of them: capped, the embedded world's ~200 country pages ran out
-    for extreme legs (45 of 50 made, 2,583 attempts rejected), so they are left uncapped and said so."""
+    """The pages of an accepted leg's route after its seed (what ``PageCaps`` holds)."""
     if not leg.plan:
         return set()
-    return {page for page in leg.plan.route[1:] if page != leg.seed_title and not country_known(page)}
+    return {page for page in leg.plan.route[1:] if page != leg.seed_title}
 
 
 # ---- the driver (shared by the Prefect flow and the in-process runner) ----------------------------
@@ -331,11 +362,12 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
     round_no = 0
     _, generation = load_presets(list(params.preset_overrides), settings.templates_dir)
     attempts_per_leg = int(generation["attempts_per_leg"])
-    cap = page_cap(params.count, generation)
+    caps = PageCaps(page_cap(params.count, generation, page_share(generation, settings)),
+                    int(generation.get("max_country_uses", 0)))
     while pending:
         round_dir = out_dir / "artifacts" / f"round-{round_no:02d}"
         reused = {title: n for title, n in seed_uses.items() if n > 1}
-        full = [title for title, n in page_uses.items() if n >= cap]
+        full = caps.full(page_uses)
         legs = [new_leg(params, slot, attempt, reused, full) for slot, attempt in pending]
         attempts += len(legs)
         for n, stage in enumerate(STAGES):
@@ -362,15 +394,16 @@ def run_generation(params: GenerationParams, out_dir: Path, settings: Settings, 
         written = {row["leg_id"]: row["leg_json"] for row in rows}   # the last stage's rows: the legs as they are
         for leg in legs:   # in slot order: a seed past the run's bound (same-round wraps) is another attempt
             uses = seed_uses[leg.seed_title]
-            crowded = sorted(t for t in route_pages(leg) if page_uses[t] >= cap)
+            crowded = caps.full(Counter({t: page_uses[t] for t in route_pages(leg)}))
             if uses >= leg.metadata.get("seed_bound", uses + 1):
                 rejected_rows.append(leg_row(leg, "accept", leg.metadata["attempt"], "rejected",
                                              f"accept: the seed {leg.seed_title!r} already starts {uses} legs of "
                                              "the run (ceil(count / seed pool) + 1)", None, written[leg.leg_id]))
             elif crowded:
                 rejected_rows.append(leg_row(leg, "accept", leg.metadata["attempt"], "rejected",
-                                             f"accept: the page {crowded[0]!r} is already on the route of {cap} legs "
-                                             "of the run (max_page_share)", None, written[leg.leg_id]))
+                                             f"accept: the page {crowded[0]!r} is already on the route of "
+                                             f"{caps.limit(crowded[0])} legs of the run (max_page_share, "
+                                             "max_country_uses)", None, written[leg.leg_id]))
             else:
                 accepted[leg.metadata["slot"]] = leg
                 accepted_json[leg.metadata["slot"]] = written[leg.leg_id]

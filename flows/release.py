@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from flows.generate import GenerationParams, run_key
-from flows.runs import RunOutcome, run_all
+from flows.runs import RunOutcome, release_runs, run_all
 from pipeline.cache import canonical_json
 from pipeline.config import PROJECT_ROOT, Settings, load_settings
 from pipeline.export.hub import assemble, write_release
@@ -200,15 +200,13 @@ def regenerate(steps: Steps, out: str = DEFAULT_OUT, count: int = 5, seed: int =
     versions = {"code": code_version(settings), "data": data_version(settings)}
 
     legs_dirs, pending = [], []
-    for variant in variants:
-        for level in levels:
-            params = GenerationParams(level=level, variant=variant, count=count, seed=seed)
-            run_dir = root / "legs" / f"{level}-{variant}"
-            key = step_key("legs", {"run": run_key(params, settings)[0]}, versions)
-            if not finished(run_dir, key):
-                prepare(run_dir, key)
-                pending.append((params, run_dir, key))
-            legs_dirs.append(str(run_dir))
+    for params, run_dir in release_runs(seed, {v: count for v in variants}, root / "legs", levels, variants,
+                                        settings):
+        key = step_key("legs", {"run": run_key(params, settings)[0]}, versions)
+        if not finished(run_dir, key):
+            prepare(run_dir, key)
+            pending.append((params, run_dir, key))
+        legs_dirs.append(str(run_dir))
     outcomes = steps.generate_leg_sets([(params, run_dir) for params, run_dir, _ in pending], settings,
                                        workers or None, dask_address) if pending else []
     for (params, run_dir, key), outcome in zip(pending, outcomes, strict=True):

