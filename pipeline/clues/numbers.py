@@ -93,6 +93,28 @@ class NumberKind:
                 "count": "how many", "population": "how many people"}.get(self.cls, "what number")
 
 
+# a word naming what a number labels rather than counts: "the group 11 elements", "Route 66 motels",
+# "Chapter 11 filings" (blind race 29, R03: "gives a number of elements" of the group 11 elements)
+LABEL_WORDS = ("group", "groups", "chapter", "section", "article", "articles", "route", "highway", "interstate",
+               "type", "class", "category", "level", "grade", "division", "book", "volume", "part", "phase",
+               "stage", "series", "number", "no", "track", "season", "episode", "act", "scene", "psalm", "verse",
+               "line", "platform", "gate", "unit", "block", "ward", "district", "zone", "sector", "pier", "flight",
+               "squadron", "regiment", "battalion", "brigade", "corps", "army", "fleet", "wing", "formula", "model",
+               "mark", "version", "tier", "rank", "row", "amendment", "rule", "step", "round", "day", "week",
+               "year", "game", "match", "opus", "op", "channel", "lane", "terminal", "runway", "bus", "apollo")
+_LABEL_BEFORE = re.compile(r"\b(?:" + "|".join(LABEL_WORDS) + r")\.?\s$", re.IGNORECASE)
+_NAME_BEFORE = re.compile(r"(?<=\S\s)([A-Z][\w-]*)\s$")   # a capitalised word, not the sentence's first
+
+
+def labels(before: str, raw: str = "") -> bool:
+    """Is the number ``raw`` after ``before`` a label ("group 11", "Apollo 11", "World War 2") rather than
+    a count? After a name only when written without thousands separators ("Douglas 1,376,957 votes" counts)."""
+    if _LABEL_BEFORE.search(before):
+        return True
+    name = _NAME_BEFORE.search(before)
+    return bool(name) and name.group(1).lower() not in NOT_MODIFIERS and "," not in raw
+
+
 def _plural_noun(word: str) -> bool:
     return word in IRREGULAR_PLURALS or (len(word) >= 4 and word.endswith("s") and word not in NOT_NOUNS
                                          and not word.endswith(("ss", "us", "is", "ous")))
@@ -145,7 +167,7 @@ def kind_of_number(sentence: str, start: int, end: int) -> NumberKind:
         noun = words.group(1)
     elif words and words.group(2) and words.group(1) not in NOT_MODIFIERS and _plural_noun(words.group(2)):
         noun = f"{words.group(1)} {words.group(2)}"
-    if noun:
+    if noun and not labels(before, raw):
         in_scale = f" in {scale.group(1)}s" if scale else ""
         return NumberKind("count", f"a number of {noun}{in_scale}", f"numbers of {noun}{in_scale}")
     if scale:
