@@ -1,4 +1,4 @@
-"""Defects blind race 29 found on solved legs, each fixed at its cause."""
+"""Defects blind races 29 and 30 found on solved legs, each fixed at its cause."""
 from __future__ import annotations
 
 from pipeline.clues.numbers import number_kinds
@@ -18,3 +18,29 @@ def test_a_number_that_labels_is_not_asked_as_a_count():
     counted = "Lincoln received 1,866,452 votes, Douglas 1,376,957 votes, and Bell 588,789 votes."
     assert [k.singular for _, k in number_kinds(counted)] == ["a number of votes"] * 3
     assert [k.singular for _, k in number_kinds("In 16 countries the harvest failed.")] == ["a number of countries"]
+
+
+def test_a_number_joined_to_a_word_names_it():
+    """Race 30, R23: *Algae*'s "Fish oil contains the omega-3 fatty acids" was asked as "gives a number of
+    fatty acids: how many?"; 3 is part of the acids' name (the racer answered 3 and doubted it)."""
+    sentence = ("Fish oil contains the omega-3 fatty acids, but the original source is algae (microalgae in "
+                "particular), which are eaten by marine life such as copepods and are passed up the food chain.")
+    assert [k.cls for _, k in number_kinds(sentence)] == ["number"]
+    assert [k.cls for _, k in number_kinds("The F-16 fighters and 40 tanks arrived.")] == ["number", "count"]
+
+
+def test_a_name_listed_with_states_stands_for_a_state_not_a_place():
+    """Race 30, R13: the *Crimean War*'s "an alliance of the Ottoman Empire, France, the United Kingdom, and
+    Sardinia" was a hop to Sardinia, the island; the name there is the Kingdom of Sardinia's. A name listed
+    beside a country or a polity leads to no hop to a place that is not a country."""
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    from pipeline.stages.hops import hops_from, listed_with_states
+    sentence = ("The Crimean War was fought between Russia and an alliance of the Ottoman Empire, France, the "
+                "United Kingdom, and Sardinia from October 1853 to February 1856.")
+    assert listed_with_states(sentence, "Sardinia")
+    assert not listed_with_states("It lies between Sardinia and Corsica.", "Sardinia")
+    assert not listed_with_states("It stretches from Yunnan in the southwest to Xinjiang in the northwest "
+                                  "and Heilongjiang in the northeast.", "Xinjiang")
+    ctx = StageContext.create(load_settings())
+    assert not [h for h in hops_from("Crimean War", ctx) if h.target == "Sardinia" and h.relation.sentence == sentence]

@@ -109,8 +109,8 @@ _NAME_BEFORE = re.compile(r"(?<=\S\s)([A-Z][\w-]*)\s$")   # a capitalised word, 
 def labels(before: str, raw: str = "") -> bool:
     """Is the number ``raw`` after ``before`` a label ("group 11", "Apollo 11", "World War 2") rather than
     a count? After a name only when written without thousands separators ("Douglas 1,376,957 votes" counts)."""
-    if _LABEL_BEFORE.search(before):
-        return True
+    if _LABEL_BEFORE.search(before) or re.search(r"[A-Za-z]-$", before):
+        return True   # ... or joined to a word by a hyphen: "the omega-3 fatty acids" (blind race 30, R23)
     name = _NAME_BEFORE.search(before)
     return bool(name) and name.group(1).lower() not in NOT_MODIFIERS and "," not in raw
 

@@ -330,6 +330,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if (_country_doubt(sentence, said, kind) or _qualified_elsewhere(sentence, said, target)
                         or _in_compound(sentence, said, page, ctx) or _among_regions(sentence, said, kind)):
                     continue
+                if not could_be(kind, "country") and listed_with_states(sentence, said):
+                    continue   # "France, the United Kingdom, and Sardinia": the kingdom, not the island
                 # read by its title, not through a link to the page, the name may be someone's or something else's:
                 # "the story of Santiago, an aging fisherman" (a person, not the city: issue 34), "Nasir ad-Din
                 # Muhammad ibn Qalawun" on his own page (his name, not the prophet's), "by Baybars I ... he had
@@ -667,6 +669,22 @@ def _in_compound(sentence: str, title: str, page, ctx: StageContext) -> bool:
 
 _REGION_LIST = re.compile(r"\b(?:states|provinces|regions|departments|prefectures|districts|counties|governorates|"
                           r"territories|oblasts|cantons)\b", re.IGNORECASE)
+
+
+_LIST_ITEM = r"(?:the\s+)?[A-Z][\w'’.-]*(?:\s+(?:of\s+(?:the\s+)?)?[A-Z][\w'’.-]*)*"
+_LIST_RUN = re.compile(rf"{_LIST_ITEM}(?:\s*,\s*{_LIST_ITEM})*,?\s+(?:and|or)\s+{_LIST_ITEM}")
+_LIST_CUT = re.compile(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+")
+
+
+def listed_with_states(sentence: str, said: str) -> bool:
+    """Is ``said`` an item of a list whose other items include a country or a polity ("an alliance of the
+    Ottoman Empire, France, the United Kingdom, and Sardinia")? Then the name stands for a state (the
+    Kingdom of Sardinia), not for the island or region its page is about (blind race 30, R13)."""
+    for m in _LIST_RUN.finditer(sentence):
+        items = [re.sub(r"^the\s+", "", item) for item in _LIST_CUT.split(m.group(0))]
+        if said in items and any(country_known(item) or country_like(item) for item in items if item != said):
+            return True
+    return False
 
 
 def _among_regions(sentence: str, title: str, kind: str) -> bool:
