@@ -42,5 +42,11 @@ def test_a_name_listed_with_states_stands_for_a_state_not_a_place():
     assert not listed_with_states("It lies between Sardinia and Corsica.", "Sardinia")
     assert not listed_with_states("It stretches from Yunnan in the southwest to Xinjiang in the northwest "
                                   "and Heilongjiang in the northeast.", "Xinjiang")
+    from pipeline.stages.hops import stands_for_a_state
+    assert stands_for_a_state("Charles I was King of England, Scotland, and Ireland from 1625.", "Ireland", "island")
+    # a continent or a sea beside countries is itself; a list the sentence calls cities is of cities
+    assert not stands_for_a_state("Alpacas are popular in North America, Europe, and Australia.", "Europe", "continent")
+    assert not stands_for_a_state("It is bordered by Iran to the east, the Persian Gulf and Kuwait.", "Persian Gulf", "gulf")
+    assert not stands_for_a_state("It contested against the cities of Lima, Peru and Bogota, Colombia.", "Lima", "city")
     ctx = StageContext.create(load_settings())
     assert not [h for h in hops_from("Crimean War", ctx) if h.target == "Sardinia" and h.relation.sentence == sentence]

@@ -330,7 +330,7 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                 if (_country_doubt(sentence, said, kind) or _qualified_elsewhere(sentence, said, target)
                         or _in_compound(sentence, said, page, ctx) or _among_regions(sentence, said, kind)):
                     continue
-                if not could_be(kind, "country") and listed_with_states(sentence, said):
+                if stands_for_a_state(sentence, said, kind):
                     continue   # "France, the United Kingdom, and Sardinia": the kingdom, not the island
                 # read by its title, not through a link to the page, the name may be someone's or something else's:
                 # "the story of Santiago, an aging fisherman" (a person, not the city: issue 34), "Nasir ad-Din
@@ -685,6 +685,20 @@ def listed_with_states(sentence: str, said: str) -> bool:
         if said in items and any(country_known(item) or country_like(item) for item in items if item != said):
             return True
     return False
+
+
+# places that were states under the same name (Sardinia, Rome, Korea, Ireland); a continent, a peninsula or an
+# archipelago listed beside countries is still itself ("North America, Europe, and Australia")
+_NOT_STATES = frozenset({"continent", "landmass", "subcontinent", "peninsula", "archipelago"})
+
+
+def stands_for_a_state(sentence: str, said: str, kind: str) -> bool:
+    """Asked for an island, a region or a city, does the sentence list the name with states
+    (``listed_with_states``) without calling it a thing of the kind ("the cities of Lima, Peru and Bogota,
+    Colombia", "the islands of Ireland and Great Britain")?"""
+    if noun_of(kind) in _NOT_STATES or not any(could_be(kind, c) for c in ("island", "region", "city")):
+        return False
+    return listed_with_states(sentence, said) and not called_alike(sentence, said, kin(noun_of(kind)))
 
 
 def _among_regions(sentence: str, title: str, kind: str) -> bool:
