@@ -12,14 +12,13 @@ last one to finish is a short one.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-
-import dataclasses
-import math
 
 from flows.generate import (
     BudgetExhausted,
