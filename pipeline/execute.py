@@ -138,7 +138,10 @@ DEMONYM_COMPOUND = re.compile(r"\b[A-Z][a-z]+(?:ish|ese|ian|an|ic|i|ss|ch|o)[–
 # people's, and a reader asked for the country it names may find none (blind race 4, R18)
 LANGUAGE_TALK = re.compile(r"\b(?:languages?|spoken|dialects?|tongues?|ethnic groups?)\b", re.IGNORECASE)
 POLITY_WORDS = frozenset(("Kingdom", "Empire", "Republic", "Union", "Confederation", "Federation", "Dynasty",
-                          "Caliphate", "Sultanate", "Khanate", "Principality", "Duchy", "Colony", "Protectorate"))
+                          "Caliphate", "Sultanate", "Khanate", "Principality", "Duchy", "Colony", "Protectorate",
+                          "Commonwealth"))   # "Poland-Lithuania Commonwealth" (blind race 31, R14)
+# runs with a polity word that no reader takes for a country: associations of countries
+NOT_POLITIES = frozenset(("Commonwealth of Nations", "Commonwealth of Independent States"))
 
 
 # two compass words sharing one name ("East and South Africa", "North and South Korea"): the regions of a
@@ -158,7 +161,8 @@ def country_like(text: str) -> list[str]:
         while words and words[0] in NOT_NAMES | {"The"}:
             words = words[1:]
         name = " ".join(words)
-        if name in COUNTRY_LIKE or any(w.strip(",.") in POLITY_WORDS for w in words):
+        rest = functools.reduce(lambda text, other: text.replace(other, ""), NOT_POLITIES, name)
+        if name in COUNTRY_LIKE or any(w.strip(",.") in POLITY_WORDS for w in rest.split()):
             out.append(name)
     return out
 

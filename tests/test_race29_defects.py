@@ -1,4 +1,4 @@
-"""Defects blind races 29 and 30 found on solved legs, each fixed at its cause."""
+"""Defects blind races 29, 30 and 31 found on solved legs, each fixed at its cause."""
 from __future__ import annotations
 
 from pipeline.clues.numbers import number_kinds
@@ -50,3 +50,31 @@ def test_a_name_listed_with_states_stands_for_a_state_not_a_place():
     assert not stands_for_a_state("It contested against the cities of Lima, Peru and Bogota, Colombia.", "Lima", "city")
     ctx = StageContext.create(load_settings())
     assert not [h for h in hops_from("Crimean War", ctx) if h.target == "Sardinia" and h.relation.sentence == sentence]
+
+
+def test_two_demonyms_before_one_noun_leave_the_noun_as_the_kind():
+    """Race 31, R17: Franz Kafka's "Austrian and Czech writer" made the clue "go to the page of the austrian
+    that its short description names"; the kind is the writer."""
+    from pipeline.clues.kinds import kind_of
+    assert kind_of("Austrian and Czech writer (1883–1924)") == "writer"
+    assert kind_of("French and Swiss painter") == "painter"
+
+
+def test_a_described_name_with_a_number_is_a_longer_name():
+    """Race 31, R31: The Blue Marble's "Photograph of Earth taken by Apollo 17 crew" was a hop to Apollo,
+    the god; the description names the mission (the named hops' rule of race 19, now for descriptions)."""
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    from pipeline.stages.hops import described_hops
+    ctx = StageContext.create(load_settings())
+    assert "Apollo" not in [h.target for h in described_hops(ctx.page("The Blue Marble"), ctx)]
+
+
+def test_a_commonwealth_of_a_state_is_taken_for_a_country():
+    """Race 31, R14: "War between Russia and Poland-Lithuania Commonwealth" asked for "the country its short
+    description names"; the Commonwealth was a state, so the description names no one country. The
+    Commonwealth of Nations is an association, not a country."""
+    from pipeline.execute import countries_named, country_known
+    assert countries_named("War between Russia and Poland-Lithuania Commonwealth", country_known) is None
+    assert countries_named("It is a member of the Commonwealth of Nations, and borders France and Spain.",
+                           country_known) == ["France", "Spain"]

@@ -63,6 +63,9 @@ _NOUNS_IN_LY = frozenset(["family", "assembly", "monopoly", "ally", "butterfly",
 _NOUNS_IN_EST_TH = frozenset(["forest", "conquest", "contest", "interest", "protest", "festival", "month", "path", "moth", "cloth", "myth", "earth", "mouth", "youth"])
 
 
+_DEMONYM = r"[A-Z][a-z]+(?:ish|ese|ian|an|ic|i|ss|ch|ek|et|yz)"   # Swedish, Chinese, Russian, Czech, Greek, Soviet
+
+
 def kind_of(description: str | None) -> str | None:
     """What a page is, in one or two plain words from its short description ("Azerbaijani poet
     (1483–1556)" -> "poet", "Central religious text of Islam" -> "religious text", "River in West
@@ -77,6 +80,8 @@ def kind_of(description: str | None) -> str | None:
     # "Political and economic union of 27 states": two modifiers joined by "and" before one noun
     text = re.sub(r"\b([A-Za-z]+) (?:and|or) ([a-z]+ (?!(?:of|in|on|from|for|at|by|with|and)\b)[a-z]+)\b", r"\1-\2",
                   text, count=1)
+    # "Austrian and Czech writer": two demonyms before one noun (blind race 31, R17 was sent to "the austrian")
+    text = re.sub(rf"^({_DEMONYM}) (?:and|or) ({_DEMONYM} [a-z]+)\b", r"\1-\2", text)
     head = _HEAD_CUT.split(text, maxsplit=1)[0].strip()
     head = re.sub(r"^(?:An?|The|One)\s+", "", head, flags=re.IGNORECASE)   # "A subregion of ..."
     if re.match(r"^[A-Za-z]+ing\b", head) and not re.match(r"^(?:building|painting|kingdom|ring|spring)\b", head,

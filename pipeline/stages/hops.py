@@ -914,6 +914,8 @@ def described_hops(page, ctx: StageContext) -> list[Hop]:
         kind = kind_of(target.description)
         if kind is None or _unpaged_namesake(text, title, kind) or re.match(re.escape(title) + r"\b", text):
             continue   # (the head word a description opens with, "Country in North America", is no name)
+        if numbered_elsewhere(text, title):
+            continue   # "Photograph of Earth taken by Apollo 17 crew": the mission, not the god (blind race 31, R31)
         if _country_doubt(text, title, kind):
             continue
         alike = [t for t, p in pages.items() if could_be(kind, p.description, p.infobox_type) or called_so(p, kind)]
