@@ -48,3 +48,24 @@ def test_every_failed_leg_of_a_kept_race_has_its_review():
     assert failed == reviewed
     assert {e["class"] for race, entries in reviews.items() if race.startswith("race-")
             for e in entries.values()} <= {"defect", "agent"}
+
+
+def test_a_racers_tool_logs_in_its_folder_whatever_log_it_is_given(tmp_path):
+    """Race 31: a racer passed ``--log /dev/null`` and its call escaped the budget, which counts the log.
+    A racer's tool logs every call in its own folder."""
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_racers", root / "benchmarks" / "blind_race" / "make_racers.py")
+    make_racers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_racers)
+    tool = tmp_path / "tool"
+    tool.write_text(make_racers.TOOL.format(root=root, out=tmp_path, python=sys.executable, snapshot="",
+                                            budget="--budget 10 ", log=f"--log {tmp_path / 'tool_log.jsonl'}"))
+    tool.chmod(0o755)
+    args = ["call", "countries_area", '{"country": "France"}', "--log", "/dev/null"]
+    done = subprocess.run([str(tool), *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len((tmp_path / "tool_log.jsonl").read_text().splitlines()) == 1

@@ -32,9 +32,9 @@ TOOL = """#!/bin/bash
 # The race's tools: python -m pipeline.tools of a frozen copy of the project ({root}).
 #   {out}/tool list
 #   {out}/tool call TOOL_NAME 'JSON_ARGS' --log LOGFILE
-args=(); log=()
+args=(); log=({log})
 while [ $# -gt 0 ]; do
-  if [ "$1" = "--log" ]; then log=(--log "$(realpath -m "$2")"); shift 2; else args+=("$1"); shift; fi
+  if [ "$1" = "--log" ]; then [ -n "{log}" ] || log=(--log "$(realpath -m "$2")"); shift 2; else args+=("$1"); shift; fi
 done
 cd {root} && PYTHONPATH={root} exec {python} -m pipeline.tools {snapshot}{budget}"${{log[@]}}" "${{args[@]}}"
 """
@@ -68,15 +68,18 @@ def make(out: Path, seed: int, count: int, tools_from: Path, levels: tuple[str, 
         (racer / "racer.txt").write_text(f"Seed page: {row['seed_url']}\nStep budget: {budget} tool calls\n\n"
                                          f"{row['riddle']}\n", encoding="utf-8")
         tool = racer / "tool"
+        # a racer's calls are logged in its own folder whatever --log it passes: the budget counts that log
+        # (race 31: a call made with --log /dev/null escaped it)
         tool.write_text(TOOL.format(root=tools_from.resolve(), out=racer.resolve(), python=sys.executable,
-                                    snapshot=shown, budget=f"--budget {budget} "), encoding="utf-8")
+                                    snapshot=shown, budget=f"--budget {budget} ",
+                                    log=f"--log {racer.resolve() / 'tool_log.jsonl'}"), encoding="utf-8")
         tool.chmod(0o755)
         index[racer.name] = {"leg_id": row["leg_id"], "level": row["level"], "variant": row["variant"],
                              "budget": budget}
     (out / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     tool = out / "tool"
     tool.write_text(TOOL.format(root=tools_from.resolve(), out=out.resolve(), python=sys.executable, snapshot=shown,
-                                budget=""), encoding="utf-8")
+                                budget="", log=""), encoding="utf-8")
     tool.chmod(0o755)
     print(f"{len(rows)} racer files in {out / 'racers'}; tools: {tool}")
 
