@@ -1,4 +1,4 @@
-"""Defects blind races 29, 30 and 31 found on solved legs, each fixed at its cause."""
+"""Defects blind races 29 to 32 found on solved legs, each fixed at its cause."""
 from __future__ import annotations
 
 from pipeline.clues.numbers import number_kinds
@@ -78,3 +78,14 @@ def test_a_commonwealth_of_a_state_is_taken_for_a_country():
     assert countries_named("War between Russia and Poland-Lithuania Commonwealth", country_known) is None
     assert countries_named("It is a member of the Commonwealth of Nations, and borders France and Spain.",
                            country_known) == ["France", "Spain"]
+
+
+def test_a_name_the_sentence_calls_a_state_is_no_hop_to_a_region():
+    """Race 32, R19: Chandigarh's "a shared capital for the states of Punjab and Haryana" was a hop to
+    "the region" Punjab; the sentence names the Indian state, whose page this world lacks."""
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    from pipeline.stages.hops import named_hops
+    ctx = StageContext.create(load_settings())
+    assert "Punjab" not in [h.target for h in named_hops(ctx.page("Chandigarh"), ctx)
+                            if h.relation.sentence.startswith("Chandigarh is a city")]

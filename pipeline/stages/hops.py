@@ -332,6 +332,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                     continue
                 if stands_for_a_state(sentence, said, kind):
                     continue   # "France, the United Kingdom, and Sardinia": the kingdom, not the island
+                if noun_of(kind) not in SUBNATIONAL and called_alike(sentence, said, SUBNATIONAL):
+                    continue   # "the states of Punjab and Haryana": the Indian state, not the region (race 32, R19)
                 # read by its title, not through a link to the page, the name may be someone's or something else's:
                 # "the story of Santiago, an aging fisherman" (a person, not the city: issue 34), "Nasir ad-Din
                 # Muhammad ibn Qalawun" on his own page (his name, not the prophet's), "by Baybars I ... he had
