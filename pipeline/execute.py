@@ -126,6 +126,9 @@ COUNTRY_LIKE = frozenset((
     # Palestine's territories: "Jordan, the West Bank, and Israel" names two countries, or three (blind race 27,
     # R13 and R29 both asked)
     "West Bank", "Gaza Strip",
+    # states of another age named beside countries: "Germany, Italy, and Burgundy" names two countries, or three
+    # (blind races 31, R02 and 32, R29 both asked)
+    "Burgundy", "Savoy", "Navarre", "Hanover",
     # a country's initials the country data does not know ("the PRC and India": China to a reader; blind race 8, R24)
     "PRC", "ROC", "DPRK", "ROK", "US", "GDR", "FRG", "RSA", "KSA", "NZ", "SFRY", "UAR",
 ))

@@ -89,3 +89,10 @@ def test_a_name_the_sentence_calls_a_state_is_no_hop_to_a_region():
     ctx = StageContext.create(load_settings())
     assert "Punjab" not in [h.target for h in named_hops(ctx.page("Chandigarh"), ctx)
                             if h.relation.sentence.startswith("Chandigarh is a city")]
+
+
+def test_a_state_of_another_age_beside_countries_makes_the_count_doubtful():
+    """Races 31 (R02) and 32 (R29): "Germany, Italy, and Burgundy" was asked as naming two countries; both
+    racers asked whether Burgundy, a state of its age, counts. Such a sentence asks for no countries."""
+    from pipeline.execute import countries_named, country_known
+    assert countries_named("He ruled Germany, Italy, and Burgundy.", country_known) is None
