@@ -68,19 +68,19 @@ def country_caps(params: list[GenerationParams], settings: Settings) -> list[int
     at least one each. A run's own page cap would not do: an extreme run of 200 legs owes some 700
     choice hops among ~200 countries, more than 2% of its legs allow. All 0 (uncapped) where the share
     is off (the embedded world)."""
-    allowance, owed = None, []
+    allowance, owed = 0.0, []
     for p in params:
         presets, generation = load_presets(list(p.preset_overrides), settings.templates_dir)
-        share = page_share(generation, settings)
-        allowance = (allowance or 0.0) + share * p.count
+        allowance += page_share(generation, settings) * p.count
         lo, hi = presets[p.level].choices
         owed.append(p.count * (lo + hi) / 2)
-    if allowance is None or allowance >= sum(p.count for p in params) or not sum(owed):
+    if allowance >= sum(p.count for p in params) or not sum(owed):
         return [0] * len(params)
-    quota = [math.floor(allowance) * o / sum(owed) for o in owed]
+    whole = math.floor(allowance)
+    quota = [whole * o / sum(owed) for o in owed]
     caps = [math.floor(q) for q in quota]
     by_remainder = sorted(range(len(params)), key=lambda i: (caps[i] - quota[i], i))
-    for i in by_remainder[:math.floor(allowance) - sum(caps)]:
+    for i in by_remainder[:whole - sum(caps)]:
         caps[i] += 1
     return [max(1, c) for c in caps]
 

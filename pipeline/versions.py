@@ -59,16 +59,21 @@ def code_version(settings: Settings | None = None, root: Path = PROJECT_ROOT) ->
     return hashlib.sha256(json.dumps(code_parts(settings, root), sort_keys=True).encode()).hexdigest()[:16]
 
 
+def _manifest(settings: Settings) -> dict | None:
+    manifest = settings.snapshot_dir / "manifest.json"
+    return json.loads(manifest.read_text()) if manifest.is_file() else None
+
+
 def snapshot_hash(settings: Settings) -> str | None:
     """The snapshot's content hash from its manifest (None without one)."""
-    manifest = settings.snapshot_dir / "manifest.json"
-    return json.loads(manifest.read_text())["hash"] if manifest.is_file() else None
+    manifest = _manifest(settings)
+    return manifest["hash"] if manifest else None
 
 
 def snapshot_pages(settings: Settings) -> int | None:
     """How many pages the snapshot holds, from its manifest (None without one)."""
-    manifest = settings.snapshot_dir / "manifest.json"
-    return int(json.loads(manifest.read_text())["counts"]["pages"]) if manifest.is_file() else None
+    manifest = _manifest(settings)
+    return int(manifest["counts"]["pages"]) if manifest else None
 
 
 # PyPI packages whose shipped data the offline tools answer from (pinned in pyproject.toml): another
