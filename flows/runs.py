@@ -93,12 +93,16 @@ def with_country_caps(params: list[GenerationParams], settings: Settings) -> lis
 
 
 def run_one(params: GenerationParams, out_dir: str, settings: Settings) -> RunOutcome:
-    """One run in this process, on the process's shared context (``StageContext.for_worker``)."""
+    """One run in this process, on the process's shared context (``StageContext.for_worker``). The
+    outcome's rejected rows come without their legs' JSON, which the run's ``rejected.parquet`` holds:
+    an extreme run's rows are tens of megabytes that the process boundary would copy for nothing."""
     ctx = StageContext.for_worker(settings, params.preset_overrides)
     try:
-        return RunOutcome(params, run_generation(params, Path(out_dir), settings, local_map_stage(ctx)))
+        outcome = RunOutcome(params, run_generation(params, Path(out_dir), settings, local_map_stage(ctx)))
     except (BudgetExhausted, GenerationErrors) as exc:
-        return RunOutcome(params, exc.result, str(exc))
+        outcome = RunOutcome(params, exc.result, str(exc))
+    rows = [{k: v for k, v in row.items() if k != "leg_json"} for row in outcome.result.rejected]
+    return dataclasses.replace(outcome, result=dataclasses.replace(outcome.result, rejected=rows))
 
 
 # seconds a leg of each level takes, relative to easy (benchmarks/generate.py --release: 0.035, 0.05,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
+import pyarrow.parquet as pq
+
 from flows.runs import release_runs, run_all
 from pipeline.config import load_settings
 
@@ -34,3 +36,7 @@ def test_a_run_short_of_its_count_comes_back_with_what_it_made(tmp_path):
     [outcome] = run_all([(params, tmp_path / folder)], load_settings(cache_path=tmp_path / "c.sqlite"), workers=1)
     assert outcome.failure and "accepted 0 of 1" in outcome.failure
     assert outcome.result.rejected and (tmp_path / folder / "rejected.parquet").exists()
+    # the rows come back with their reasons, their legs' JSON stays in the run's artifact
+    written = pq.read_table(tmp_path / folder / "rejected.parquet").to_pylist()
+    assert [r["reason"] for r in outcome.result.rejected] == [r["reason"] for r in written]
+    assert all("leg_json" not in r for r in outcome.result.rejected) and all(r["leg_json"] for r in written)
