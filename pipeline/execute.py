@@ -152,6 +152,9 @@ NOT_POLITIES = frozenset(("Commonwealth of Nations", "Commonwealth of Independen
 # "North Korea" left out, to the country data (blind race 17, R19)
 COMPASS_ELLIPSIS = re.compile(r"\b(?:North|South|East|West|Central)(?:ern)?\s*(?:,|and|or|&|/)\s*"
                               r"(?:North|South|East|West|Central)(?:ern)?\s+[A-Z]")
+# "Necropolis in ancient Egypt": the civilisation (a page of its own), not the country of today, to a reader
+# asked for the country the text names (blind race 33, R21)
+OF_ANOTHER_AGE = re.compile(r"\b(?:[Aa]ncient|[Pp]rehistoric|[Mm]edieval|[Pp]re-?colonial)\s+([A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
 
 
 def country_like(text: str) -> list[str]:
@@ -199,6 +202,8 @@ def read_countries(sentence: str, is_country: Callable[[str], bool]) -> tuple[st
         return None   # "Bemba, Tonga and Chichewa are the commonly spoken street languages": Tonga the language
     if COMPASS_ELLIPSIS.search(sentence):
         return None   # "the Early Pleistocene of East and South Africa": regions, or the country?
+    if any(is_country(m.group(1)) for m in OF_ANOTHER_AGE.finditer(sentence)):
+        return None   # "ancient Egypt": a state of another age, or the country?
     if any(is_country(m.group(0)) for m in DOTTED_ABBREVIATION.finditer(sentence)):
         return None   # "the U.S., the United Kingdom, and Germany": three countries to a reader, though no run
         #               of capitalised words holds "U.S." (blind race 12, R14)

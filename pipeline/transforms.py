@@ -179,7 +179,7 @@ DETOURS: dict[str, Detour] = {d.name: d for d in [
     Detour("day_of_week", "date", day_of_week, _date,
            "the weekday of {ref} as a number (Monday = 1 ... Sunday = 7)"),
     Detour("leap_years_to_2000", "number", leap_years_to_2000, _int_between(GREGORIAN_FROM, 2100),
-           "how many leap years there are from {ref} to 2000, both years included"),
+           "how many leap years there are between 2000 and {ref}, both years included"),
     Detour("scrabble_score", "text", scrabble_score, _word,
            "the Scrabble score of {ref} (letters only, standard English tile values)"),
     Detour("vowel_count", "text", vowel_count, _word,
