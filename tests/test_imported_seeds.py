@@ -145,7 +145,7 @@ def test_a_short_description_leads_to_the_one_thing_of_its_kind_it_names(ctx):
     # "Country in North America": the head word a description opens with is no name
     assert all(h.target != "Country" for h in described_hops(ctx.page("Mexico"), ctx))
     text = render("hop.j2", kind="described", from_clue=3, noun="country", label=None)
-    assert text == "From the page you read for clue 3, go to the page of the country that its short description names."
+    assert text == "From the page where you found the answer to clue 3, go to the page of the country that its short description names."
     assert HOP_DESCRIBED.match(text).groups() == ("3", "country")
 
 

@@ -53,7 +53,7 @@ def test_every_matching_row_scores_exactly_as_sqlite(store, index, query):
 
 def test_search_ranks_as_sqlite_ranking_did(store, index):
     """The candidates in memory and in SQL: same rows, order and scores, for short and long queries."""
-    long_query = ("From the page you read for clue 3, go to the page of the river that the sixth sentence "
+    long_query = ("From the page where you found the answer to clue 3, go to the page of the river that the sixth sentence "
                   "of its opening text names, a tributary of the Niger in West Africa")
     for query in QUERIES[:-1] + [long_query, "Ray Charles birthplace", "France"]:
         words = list(dict.fromkeys(re.findall(r"\w+", query.lower())))

@@ -45,7 +45,7 @@ _PAGES = re.compile(r"Collect every page whose opening text contains the answer 
                     r"word or words, case aside\. How many pages is that\?")
 
 
-_LINKS = re.compile(r'Collect every page that the page you read for clue (?P<clue>\d+) links to \(its outgoing links, as '
+_LINKS = re.compile(r'Collect every page that the page where you found the answer to clue (?P<clue>\d+) links to \(its outgoing links, as '
                     r'the page lists them\) whose short description contains the word "(?P<word>[^"]+)" as a whole '
                     r'word, case aside\. How many pages is that\?')
 

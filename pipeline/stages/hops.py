@@ -332,6 +332,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                     continue
                 if stands_for_a_state(sentence, said, kind):
                     continue   # "France, the United Kingdom, and Sardinia": the kingdom, not the island
+                if in_a_quoted_title(sentence, said):
+                    continue   # "the hymn "O Mother dear, Jerusalem"": the hymn, not the city (race 34, R19)
                 if noun_of(kind) not in SUBNATIONAL and called_alike(sentence, said, SUBNATIONAL):
                     continue   # "the states of Punjab and Haryana": the Indian state, not the region (race 32, R19)
                 # read by its title, not through a link to the page, the name may be someone's or something else's:
@@ -407,6 +409,17 @@ def numbered_elsewhere(block: str, said: str) -> bool:
     a reading by title went to Baybars I; The Blue Marble's "the Apollo 17 spacecraft" names a mission,
     and a reading by title went to the god (blind race 19, R24)."""
     return compiled(rf"(?<![\w-]){re.escape(said)}\s+(?:[IVX]+|\d+)\b").search(block) is not None
+
+
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
+
+
+def in_a_quoted_title(sentence: str, said: str) -> bool:
+    """Is every mention of ``said`` inside a longer quoted run, a work's title ("for the hymn "O Mother dear,
+    Jerusalem""), which names the work and not the place (blind race 34, R19)?"""
+    spans = [m.span(1) if m.group(1) is not None else m.span(2) for m in _QUOTED.finditer(sentence)]
+    mentions = [m.span() for m in compiled(rf"(?<![\w'’-]){re.escape(said)}(?![\w'’-])").finditer(sentence)]
+    return bool(mentions) and all(any(a <= s and e <= b and (a, b) != (s, e) for a, b in spans) for s, e in mentions)
 
 
 def subject_called_short(sentence: str, title: str, name: str) -> bool:
