@@ -223,6 +223,21 @@ def counts_safely(sentence: str) -> bool:
             and not (n > 1 and SCALED_WITH_OTHERS.search(sentence)))
 
 
+_WORD_NUMBER = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+
+def units_after_words(sentence: str) -> set[str]:
+    """The units (``UNITS``' names) a number written as a word stands before: Stonehenge's "each around 13
+    feet (4.0 m) high, seven feet (2.1 m) wide" gives two measurements in feet to a reader, so neither is
+    asked as "a measurement in feet" (blind race 35, R07)."""
+    found = set()
+    for m in _WORD_NUMBER.finditer(sentence):
+        unit = UNIT.match(sentence, m.end())
+        if unit:
+            found.add(next(UNITS[int(k[1:])][1] for k, v in unit.groupdict().items() if v is not None))
+    return found
+
+
 def measured_alone(sentence: str) -> list[int]:
     """The numbers of a sentence a clue may ask by their unit alone, however the sentence's numbers
     are counted: a measurement in a stated unit ("a measurement in square kilometres"), unscaled, the
@@ -231,11 +246,12 @@ def measured_alone(sentence: str) -> list[int]:
     kilometres to every reader, whether the pair is one quantity or two numbers (imported pages:
     the opening texts of states and rivers)."""
     kinds = [kind for _, kind in number_kinds(sentence)]
+    worded = units_after_words(sentence)
     out = []
     for i, kind in enumerate(kinds):
         unit = kind.singular.removeprefix("a measurement in ")
-        if kind.cls != "measurement" or unit == kind.singular or SCALE_WORDS.search(unit):
-            continue
+        if kind.cls != "measurement" or unit == kind.singular or SCALE_WORDS.search(unit) or unit in worded:
+            continue   # (a number written as a word in that unit too: "13 feet ... high, seven feet ... wide")
         if any(j != i and (unit in other.singular or other.cls == "number") for j, other in enumerate(kinds)):
             continue   # beside a number of no known kind ("195,000 mi2" to an older unit table): its unit unknown
         out.append(i)

@@ -397,7 +397,9 @@ def missed_link_descriptions(ctx: StageContext, title: str) -> list[str]:
     """The short descriptions of the world's pages that a reader may take a link of ``title`` for where
     the link itself leads to no page: its title without the qualifier after a comma or in brackets, or
     without its accents ("Oslo, Norway", which the world has no page for, read as Oslo: blind race 22,
-    every racer; "Zürich" as Zurich: race 23)."""
+    every racer; "Zürich" as Zurich: race 23), or a page whose title holds the link's words whole, of the
+    search's first five for them ("Robert Oppenheimer" read as J. Robert Oppenheimer, "Muslim conquests"
+    as Early Muslim conquests: race 35, R18 and R19)."""
     def read() -> list[str]:
         page = ctx.page(title)
         out = []
@@ -408,6 +410,10 @@ def missed_link_descriptions(ctx: StageContext, title: str) -> list[str]:
             for name in dict.fromkeys((*bare, *(_without_accents(n) for n in bare))):
                 target = ctx.page(name) if name and name != link.title else None
                 if target is not None:
+                    out.append(target.description or "")
+            words = re.compile(rf"(?<![\w'’-]){re.escape(link.title)}(?![\w'’-])", re.IGNORECASE)
+            for hit in ctx.store.search(link.title, k=5, snippets=False):
+                if hit["title"] != link.title and words.search(hit["title"]) and (target := ctx.page(hit["title"])):
                     out.append(target.description or "")
         return out
     return ctx.memo(f"wide_missed_links|{title}", read)
