@@ -74,7 +74,7 @@ def test_infobox_and_choice_hops_render_and_parse_back():
 
 def test_the_skip_probe_leaves_out_clue_references():
     assert skip_probe_words("From the page where you found the answer to clue 12, go to the page of the river that "
-                            "clues 3 and 4 name.") == "From the page where you found the answer to , go to the page of the river that name."
+                            "clues 3 and 4 name.") == "go to the page of the river that name."
 
 
 # ---- kind words -------------------------------------------------------------------------------------

@@ -411,7 +411,7 @@ def search_exposure(ctx: StageContext, query: str, value, title: str | None, mem
     of the page titled ``title`` shows it (the search answers the stop), ``ELSEWHERE`` when only
     other pages' snippets happen to (a year or a small number in an unrelated result: nothing
     tells a reader it is the answer), None when none does."""
-    query = query[:300]
+    query = REFERENCE_LEAD.sub(" ", query).strip()[:300]   # (its reference to an earlier clue says nothing searched)
     if query not in memo:   # a stop's memo: one value
         needles = value_needles(value)
         if needles is not None and reads_store(ctx) and not ctx.store.mentions_in_results(query, 5, needles):
@@ -606,9 +606,14 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
                    f"({len(problems)} tried: {'; '.join(problems[:3])})")
 
 
+# the words that send a hop on from an earlier clue's page ("From the page where you found the answer to clue
+# 3, "): they say nothing of the page a hop goes to, and a search with them ranks thousands of pages more
+REFERENCE_LEAD = re.compile(r"\b(?:From|On) the page where you found the answer to clue \d+,\s*")
+
+
 def skip_probe_words(clue: str) -> str:
     """The skip probe's query (issue 21): a clue's own words, its references to earlier clues left out."""
-    return " ".join(CLUE_REFERENCES.sub(" ", clue).split())
+    return " ".join(CLUE_REFERENCES.sub(" ", REFERENCE_LEAD.sub(" ", clue)).split())
 
 
 def input_phrase(leg: Leg, i: int) -> str:
