@@ -43,13 +43,17 @@ def hop_wording(kind: str, from_clue: int, noun: str | None, *, label: str | Non
                   nouns=plural(noun or ""), nth=ordinal(position or 1))
 
 
-HOP_NAMED = re.compile(rf"^From the page where you found the answer to clue (\d+), go to the page of the (?:(\w+) of the (\w+) )?"
+# how a hop names the page it leaves (templates/clues/hop.j2 and wide.j2 write it)
+FROM_PAGE = "the page where you found the answer to clue"
+# a hop clue's opening words, which say nothing of the page it goes to (the skip probe leaves them out)
+REFERENCE_LEAD = re.compile(rf"\b(?:From|On) {FROM_PAGE} \d+,\s*")
+HOP_NAMED = re.compile(rf"^From {FROM_PAGE} (\d+), go to the page of the (?:(\w+) of the (\w+) )?"
                        rf"([a-z' -]+?) that {SENTENCE} of its {BLOCK} names\.$", re.DOTALL)
-HOP_DESCRIBED = re.compile(r"^From the page where you found the answer to clue (\d+), go to the page of the ([a-z' -]+?) that its short "
+HOP_DESCRIBED = re.compile(rf"^From {FROM_PAGE} (\d+), go to the page of the ([a-z' -]+?) that its short "
                            r"description names\.$", re.DOTALL)
-HOP_INFOBOX = re.compile(r'^From the page where you found the answer to clue (\d+), go to the page of the ([a-z\' -]+?) that its infobox gives '
+HOP_INFOBOX = re.compile(rf'^From {FROM_PAGE} (\d+), go to the page of the ([a-z\' -]+?) that its infobox gives '
                          r'for "(.*?)"\.$', re.DOTALL)
-HOP_CHOICE = re.compile(rf"^On the page where you found the answer to clue (\d+), {SENTENCE} of its {BLOCK} names (\w+) countries: go to the "
+HOP_CHOICE = re.compile(rf"^On {FROM_PAGE} (\d+), {SENTENCE} of its {BLOCK} names (\w+) countries: go to the "
                         rf"page of the one with the ({'|'.join(EXTREMES)}) ({'|'.join(sorted(MEASURES, key=len, reverse=True))}), as the country "
                         rf"statistics give it\.$", re.DOTALL)
 HOPS = (HOP_NAMED, HOP_DESCRIBED, HOP_INFOBOX, HOP_CHOICE)

@@ -135,6 +135,11 @@ def scaled_numbers(sentence: str) -> set[int]:
     return {i for i, m in enumerate(NUMBER_RE.finditer(sentence)) if _SCALE_AFTER.match(sentence, m.end())}
 
 
+def unit_name(match: re.Match) -> str:
+    """The name (``UNITS``') of the unit a ``UNIT`` match found."""
+    return next(UNITS[int(k[1:])][1] for k, v in match.groupdict().items() if v is not None)
+
+
 def kind_of_number(sentence: str, start: int, end: int) -> NumberKind:
     """What the number at ``sentence[start:end]`` is, read from the words around it."""
     raw, before, after = sentence[start:end], sentence[:start], sentence[end:]
@@ -149,7 +154,7 @@ def kind_of_number(sentence: str, start: int, end: int) -> NumberKind:
         return NumberKind("money", f"an amount in {in_scale}{name}", f"amounts in {in_scale}{name}")
     unit = UNIT.match(rest)
     if unit:
-        name = next(UNITS[int(k[1:])][1] for k, v in unit.groupdict().items() if v is not None)
+        name = unit_name(unit)
         return NumberKind("measurement", f"a measurement in {in_scale}{name}", f"measurements in {in_scale}{name}")
     if re.search(r"\bpopulation (?:of|was|is|at)\s(?:(?:about|around|approximately|nearly|over|some|roughly|almost)\s)?$",
                  before):
@@ -234,7 +239,7 @@ def units_after_words(sentence: str) -> set[str]:
     for m in _WORD_NUMBER.finditer(sentence):
         unit = UNIT.match(sentence, m.end())
         if unit:
-            found.add(next(UNITS[int(k[1:])][1] for k, v in unit.groupdict().items() if v is not None))
+            found.add(unit_name(unit))
     return found
 
 

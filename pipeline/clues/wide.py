@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.clues.hops import FROM_PAGE
 from pipeline.clues.numbers import ORDINALS
 from pipeline.clues.steps import input_ref
 from pipeline.clues.templates import render
@@ -45,7 +46,7 @@ _PAGES = re.compile(r"Collect every page whose opening text contains the answer 
                     r"word or words, case aside\. How many pages is that\?")
 
 
-_LINKS = re.compile(r'Collect every page that the page where you found the answer to clue (?P<clue>\d+) links to \(its outgoing links, as '
+_LINKS = re.compile(rf'Collect every page that {FROM_PAGE} (?P<clue>\d+) links to \(its outgoing links, as '
                     r'the page lists them\) whose short description contains the word "(?P<word>[^"]+)" as a whole '
                     r'word, case aside\. How many pages is that\?')
 

@@ -62,6 +62,7 @@ from pipeline.clues import (
     sentence_rank_ref,
     subject_ask,
 )
+from pipeline.clues.hops import REFERENCE_LEAD
 from pipeline.clues.wide import wide_clue
 from pipeline.execute import countries_named, country_known, infobox_year
 from pipeline.model import (
@@ -604,11 +605,6 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
         return coincidental
     raise Rejected(f"verbalize: no wording of hop {n} is walkable and unambiguous "
                    f"({len(problems)} tried: {'; '.join(problems[:3])})")
-
-
-# the words that send a hop on from an earlier clue's page ("From the page where you found the answer to clue
-# 3, "): they say nothing of the page a hop goes to, and a search with them ranks thousands of pages more
-REFERENCE_LEAD = re.compile(r"\b(?:From|On) the page where you found the answer to clue \d+,\s*")
 
 
 def skip_probe_words(clue: str) -> str:

@@ -411,7 +411,7 @@ def missed_link_descriptions(ctx: StageContext, title: str) -> list[str]:
                 target = ctx.page(name) if name and name != link.title else None
                 if target is not None:
                     out.append(target.description or "")
-            words = re.compile(rf"(?<![\w'’-]){re.escape(link.title)}(?![\w'’-])", re.IGNORECASE)
+            words = phrase_pattern(link.title)
             for hit in ctx.store.search(link.title, k=5, snippets=False):
                 if hit["title"] != link.title and words.search(hit["title"]) and (target := ctx.page(hit["title"])):
                     out.append(target.description or "")
