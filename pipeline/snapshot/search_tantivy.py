@@ -271,6 +271,9 @@ class TantivySearch:
                 break
             limit *= 2      # ties run past the slack: read on until the score changes
         total = int(found.count) if count else None
+        if len(hits) > m:   # past the cut only a tie with the m-th score can enter it: no other's title is read
+            cut = hits[m - 1][0]
+            hits = hits[:m] + [h for h in hits[m:] if h[0] == cut]
         rows = []
         for score, address in hits:
             doc = self.searcher.doc(address)

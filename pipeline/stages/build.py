@@ -114,9 +114,20 @@ def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
     return ctx.kept('usable_facts-' + '+'.join(sorted(modes)), title, compute)
 
 
-def _offers_entity(title: str, ctx: StageContext, preset) -> bool:
-    page = ctx.page(title)
-    return page is not None and any(f.role in ENTITY_ROLES for f in page_facts(page, preset.extraction))
+def has_usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> bool:
+    """``bool(usable_facts(...))``, kept apart: a walk asks it of every page a hop reaches, and reading a
+    page's whole fact list back from disk for a yes or no was half of a 100,000-page world's plan."""
+    return ctx.kept('has_usable_facts-' + '+'.join(sorted(modes)), title,
+                    lambda: bool(usable_facts(title, ctx, modes)))
+
+
+def offers_entity(title: str, ctx: StageContext, modes: tuple[str, ...]) -> bool:
+    """Does the page offer an entity fact at the level's modes? Kept: build asks it of every later page
+    of the route, whose facts a large world's page cache no longer holds."""
+    def compute() -> bool:
+        page = ctx.page(title)
+        return page is not None and any(f.role in ENTITY_ROLES for f in page_facts(page, modes))
+    return ctx.kept('offers_entity-' + '+'.join(sorted(modes)), title, compute)
 
 
 def _page_stop(fact: Fact, page) -> Stop:
@@ -233,7 +244,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         fact = _choose_fact(facts, rng, want)
         entity = [f for f in facts if f.role in ENTITY_ROLES]
         if fact.role not in ENTITY_ROLES and entity and not any(p.fact.role in ENTITY_ROLES for p in pages) and (
-                i == len(plan.route) - 1 or not any(_offers_entity(t, ctx, preset) for t in plan.route[i + 1:])):
+                i == len(plan.route) - 1 or not any(offers_entity(t, ctx, preset.extraction) for t in plan.route[i + 1:])):
             fact = entity[rng.randrange(len(entity))]   # the last page offering one: roadblocks need an entity
         stop, others, roles = _page_stop(fact, page), [f for f in facts if f is not fact], [fact.role, *want]
         while not askable(stop, names, ctx):   # another of the page's facts, of the same role where one is

@@ -110,7 +110,7 @@ def bridge_degree(title: str, ctx: StageContext) -> int:
     conflict") sits in the crawl of every leg that passes one, so routes draw it seldom. In a world too
     large to profile whole, how many pages' text names it (``mention_count``, one indexed query)."""
     if not whole_world(ctx):
-        return ctx.memo(f"mention_count|{title}", lambda: ctx.store.mention_count(title))
+        return ctx.kept("mention_count", title, lambda: ctx.store.mention_count(title))   # on disk: a phrase count over every text
 
     def compute() -> dict[str, int]:
         degree: dict[str, int] = defaultdict(int)

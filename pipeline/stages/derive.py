@@ -11,7 +11,7 @@ same values, whoever computed them first (a leg's bytes do not change), the one-
 from __future__ import annotations
 
 from pipeline.stages.base import StageContext
-from pipeline.stages.build import usable_facts
+from pipeline.stages.build import has_usable_facts, offers_entity, usable_facts
 from pipeline.stages.crawl import profile
 from pipeline.stages.facts import hop_modes
 from pipeline.stages.hops import hops_from
@@ -36,6 +36,8 @@ def derive_page(title: str, ctx: StageContext, modes: list[tuple[str, ...]]) -> 
     if profiled:
         for m in modes:
             usable_facts(title, ctx, m)
+            has_usable_facts(title, ctx, m)
+            offers_entity(title, ctx, m)
     return profiled
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.model import Leg, Plan, Relation
 from pipeline.stages.base import Rejected, StageContext, rng_for
-from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, usable_facts
+from pipeline.stages.build import CONVERTIBLE_UNITS, ENTITY_ROLES, has_usable_facts, usable_facts
 from pipeline.stages.crawl import bridge_degree
 from pipeline.stages.facts import hop_modes
 from pipeline.stages.hops import hops_from, offers_choice, walkable
@@ -52,7 +52,7 @@ def walk(leg: Leg, ctx: StageContext, rng, n_hops: int, n_choices: int, modes: t
             return None
         options = [h for h in hops_from(route[-1], ctx)
                    if h.target not in route and h.target not in full
-                   and usable_facts(h.target, ctx, hop_modes(modes))]
+                   and has_usable_facts(h.target, ctx, hop_modes(modes))]
         if choices_left >= n_hops - len(relations):
             options = [h for h in options if h.relation.kind == "choice"]
         def weight(h) -> float:   # hubs seldom; while choices are owed, toward choices and pages that offer one
