@@ -184,7 +184,7 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     return validator
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fast_check(name: str):
     """The tool's schema compiled to Python by fastjsonschema: some 8 times faster than jsonschema on a
     hundred places (``maps_elevation``), whose check was a third of a large world's pre-validation."""
