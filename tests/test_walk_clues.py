@@ -30,6 +30,7 @@ from pipeline.clues import (
     parse_riddle,
     search_words,
 )
+from pipeline.clues.hops import REFERENCE_LEAD
 from pipeline.model import ROUTE_INFO, Extraction, FactSpec, Stop
 from pipeline.snapshot.page import title_to_url
 from pipeline.stages import verbalize
@@ -101,7 +102,7 @@ def test_no_page_clue_states_its_own_value(legs):
 
 def test_no_search_with_a_page_clue_s_words_shows_the_value(ctx, legs):
     """What benchmarks/snippets.py measures, on every page stop but the seed: a search with the whole
-    clue, then with the words of its description of the page alone. The page's own snippet never
+    clue (its reference to an earlier clue aside, as ``verbalize.search_exposure`` searches), then with the words of its description of the page alone. The page's own snippet never
     shows the value; another page's snippet may only for the clues the leg notes as coincidences."""
     checked = 0
     for leg in legs:
@@ -110,8 +111,8 @@ def test_no_search_with_a_page_clue_s_words_shows_the_value(ctx, legs):
         for stop in leg.stops_of(ROUTE_INFO):
             if stop.index == 0:
                 continue
-            text = clues[stop.index]
-            bridge = ASK.split(text, maxsplit=1)[0]
+            text = REFERENCE_LEAD.sub(" ", clues[stop.index]).strip()   # "From the page where you found the
+            bridge = ASK.split(text, maxsplit=1)[0]    # answer to clue 7," names nothing searched (verbalize does so)
             if stop.transition.relation is not None:   # a hop (issue 21): its wording names no key of the page
                 queries = (text, bridge)
             else:

@@ -202,7 +202,10 @@ DOUBTFUL_NUMBER = re.compile(r"(?<![\d.,]\s)(?<![\d.,])\b(?:" + "|".join(_NUMBER
                              r"(?:about |approximately |approx\. ?|c\. ?|ca\. ?|~)?[$€£]?\d[\d,.]*[\s/-]?(?:[^\W\d_]|°|%)[^()]*\)"
                              # a number made a word's part by a hyphen: "a 3-way, 1,216 km long highway" gives
                              # one number to some readers, two to others (blind race 13, R14)
-                             r"|(?<![\w.,-])\d[\d,.]*-[^\W\d_]+")
+                             r"|(?<![\w.,-])\d[\d,.]*-[^\W\d_]+"
+                             # a number a hyphen makes part of a name: "the WD-2's mask" gives a number to
+                             # some readers, none to others (blind race 36, R22: "the 2 in WD-2"; "B-52")
+                             r"|[^\W\d_]-\d[\d,.]*")
 
 
 def doubtful_numbers(sentence: str) -> list[str]:

@@ -259,12 +259,16 @@ DOUBTFUL_CUT = re.compile(r"(?:\b[A-Z]\.|\b(?:[A-Za-z]\.){2,}|\b(?:Mr|Mrs|Ms|Dr|
                           r"Bros|Gen|Gov|Sen|Rep|Rev|Prof|Lt|Col|Capt|Sgt|Mt|Ft|vs|etc|approx|ca|c|Vol|pp|ed|eds|Op|"
                           r"viz|cf|al|esp|incl|fig|lit|resp|ibid|Fr|Sr|Messrs|Mme|Mlle|Hon|Pres|Adm|Maj|Cmdr)\.)$")
 
-# a sentence end the split does not cut at (a full stop inside quotes: '... "Brother Ray." He was ...';
+# a sentence end the split does not cut at (a full stop inside quotes: '... "Brother Ray." He was ...', or
+# before a quote opening a sentence;
 # a parenthesised sentence after one: "... Singapore. (NB: ... APEC). Japan ...", blind race 8, R24)
 MISSED_CUT = re.compile(r"[.!?][\"”’)]\s+[A-Z]|[a-z]{2}[.!?][A-Z][a-z]|[.!?]\s+\([A-Z]"   # "...great apes.The family": a racer
                         #                                                        counted two sentences there
                         # a lost full stop: "... 45,000 Catholics A 2015 study estimated ..." (blind race 9, R30)
-                        r"|[a-z0-9]\s+(?:A|An|The|In|It|This|These|There|He|She|They|On|At)\s+[a-z0-9]")
+                        r"|[a-z0-9]\s+(?:A|An|The|In|It|This|These|There|He|She|They|On|At)\s+[a-z0-9]"
+                        # a sentence opening with a quote: '... a much longer time. "Hiking" is the preferred
+                        # term in Canada ...' (blind race 36, R19 counted it as the fourth sentence)
+                        r"|[.!?]\s+[\"“][A-Z]")
 
 
 def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ candidate lies close to the radius (within ``NEAR_EDGE``), so only the tools' fi
 from __future__ import annotations
 
 import bisect
+import difflib
 import functools
 import itertools
 import math
@@ -415,8 +416,31 @@ def missed_link_descriptions(ctx: StageContext, title: str) -> list[str]:
             for hit in ctx.store.search(link.title, k=5, snippets=False):
                 if hit["title"] != link.title and words.search(hit["title"]) and (target := ctx.page(hit["title"])):
                     out.append(target.description or "")
+            out += [target.description or "" for name in spelled_alike(ctx, link.title) if (target := ctx.page(name))]
         return out
     return ctx.memo(f"wide_missed_links|{title}", read)
+
+
+SPELLED_ALIKE = 0.9   # difflib's ratio of two folded titles at or above which a reader takes one for the other
+
+
+def _folded(name: str) -> str:
+    """A title as a reader compares two: accents, apostrophes, punctuation, spaces and case aside."""
+    return "".join(ch for ch in _without_accents(name).lower() if ch.isalnum())
+
+
+def spelled_alike(ctx: StageContext, name: str) -> list[str]:
+    """The world's titles, other than ``name``, that a reader takes a link to no page for though it spells
+    them otherwise: one of the titles beginning with its first four characters (a range query, whatever
+    the world's size) whose folded form is the link's or differs from it by a letter or two. Asia links
+    "Zoroastranism" and "Bahá'í Faith" (a straight apostrophe), the world has Zoroastrianism and Baháʼí
+    Faith, both "religion"s (blind race 36, R01, unsure whether to count them)."""
+    key = _folded(name)
+    if len(key) < 4:
+        return []
+    return [title for title in ctx.store.titles_starting(name[:4])[:500]
+            if title != name and ((other := _folded(title)) == key
+                                  or difflib.SequenceMatcher(None, key, other).ratio() >= SPELLED_ALIKE)]
 
 
 def _without_accents(name: str) -> str:
