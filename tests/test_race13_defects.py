@@ -16,7 +16,8 @@ from pipeline.mathtools.safe_eval import CalcError, calculate
     # R17: a quantity and its conversion, hyphened: one length to some readers, two numbers to others
     ("Situated on the Balkan Peninsula, it has a 20-kilometre-long (12-mile) coast on the Adriatic Sea.",
      ["20-kilometre-long (12-mile)"]),
-    ("The F-16 first flew in 1974 and COVID-19 came in 2019.", []),   # a name's number is no hyphened count
+    # a name's number is no hyphened count, but a doubtful number all the same ("the 2 in WD-2": race 36, R22)
+    ("The F-16 first flew in 1974 and COVID-19 came in 2019.", ["F-16", "D-19"]),
 ])
 def test_a_number_joined_to_a_word_by_a_hyphen_is_a_doubtful_count(sentence, doubtful):
     assert doubtful_numbers(sentence) == doubtful
