@@ -37,3 +37,19 @@ def test_a_number_a_hyphen_makes_part_of_a_name_is_not_counted():
     assert doubtful_numbers(sentence) == ["D-2"]
     assert not counts_safely(sentence)
     assert counts_safely("The range was extended between 1990 and 2000.")
+
+
+def test_a_links_set_is_asked_only_over_a_word_few_descriptions_hold(ctx, monkeypatch):
+    """A links set's golden collection pages through every description holding its word (50 a call): a
+    word common in a 10^6-page world cost hundreds of calls a leg there. Only words the whole-word search
+    finds on at most ``LINKS_SEARCH_MOST`` descriptions are drawn (here lowered to 100, below the United
+    Kingdom's philosopher 120, poet 104 and writer 124)."""
+    import random
+
+    from pipeline.stages import wide
+    sized = [w for w, members in wide._link_words(ctx, "United Kingdom") if 15 <= len(members) <= 19]
+    assert sized and all(wide.described_with(ctx, w) > 100 for w in sized)
+    monkeypatch.setattr(wide, "LINKS_SEARCH_MOST", 100)
+    assert all(wide._spec_links(ctx, random.Random(seed), "United Kingdom", (15, 19)) is None for seed in range(5))
+    monkeypatch.setattr(wide, "LINKS_SEARCH_MOST", 1_000)
+    assert wide._spec_links(ctx, random.Random(0), "United Kingdom", (15, 19)).word in sized

@@ -27,6 +27,7 @@ from pipeline.model import WIDE, Stop, WideSpec
 from pipeline.snapshot.page import subject_name
 from pipeline.snapshot.store import phrase_pattern
 from pipeline.stages.base import StageContext
+from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.world.elevation import elevation_grid
 from pipeline.world.gazetteer import gazetteer
 from pipeline.world.geo import haversine_km
@@ -512,10 +513,32 @@ def _spec_links(ctx, rng: random.Random, title: str, size: tuple[int, int]) -> W
     member by member (the page's links, then each linked page's short description) or by a whole-word
     search of the short descriptions, paged, met with the links."""
     fits = [(word, members) for word, members in _link_words(ctx, title) if size[0] <= len(members) <= size[1]]
+    fits = [(word, members) for word, members in fits if described_with(ctx, word) <= LINKS_SEARCH_MOST]
     if not fits:
         return None
     word, members = fits[rng.randrange(len(fits))]
     return WideSpec("links", "count", word=word, members=list(members))
+
+
+# the most pages of the world whose short description may hold a links set's word: the golden collection
+# pages through them all (``execute.phrase_matches``, 50 a call), so a word as common in a 10^6-page world
+# as "politician" cost hundreds of calls a leg, growing with the world (prevalidate 399 ms a leg there
+# against 53 at 10^5, 45% of a run); at most 20 calls here, whatever the world's size
+LINKS_SEARCH_MOST = 1_000
+
+
+def described_with(ctx: StageContext, word: str) -> int:
+    """How many of the world's short descriptions hold ``word`` as a whole word (the whole-word search's
+    total; an unanswered search counts as too many)."""
+    def compute() -> int:
+        try:
+            found = ctx.toolbox.call("web_search", {"query": word, "mode": "phrase", "field": "description",
+                                                    "num_results": 1})
+        except TRANSIENT_FAILURES:   # the service failed this time (under faults): the word is not drawn
+            return LINKS_SEARCH_MOST + 1
+        total = found.data.get("total") if found.ok else None
+        return int(total) if total is not None else LINKS_SEARCH_MOST + 1
+    return ctx.memo_unfaulted(f"described_with|{word}", compute)
 
 
 def make_wide_stops(pages: list[Stop], ctx: StageContext, rng: random.Random, level: str) -> list[tuple[int, Stop]]:
