@@ -439,9 +439,16 @@ def spelled_alike(ctx: StageContext, name: str) -> list[str]:
     key = _folded(name)
     if len(key) < 4:
         return []
-    return [title for title in ctx.store.titles_starting(name[:4])[:500]
-            if title != name and ((other := _folded(title)) == key
-                                  or difflib.SequenceMatcher(None, key, other).ratio() >= SPELLED_ALIKE)]
+    matcher = difflib.SequenceMatcher(None, a=key)   # the cheap upper bounds first, as ``get_close_matches``
+    out = []
+    for title in ctx.store.titles_starting(name[:4])[:500]:
+        if title == name:
+            continue
+        matcher.set_seq2(other := _folded(title))
+        if other == key or (matcher.real_quick_ratio() >= SPELLED_ALIKE and matcher.quick_ratio() >= SPELLED_ALIKE
+                            and matcher.ratio() >= SPELLED_ALIKE):
+            out.append(title)
+    return out
 
 
 def _without_accents(name: str) -> str:
