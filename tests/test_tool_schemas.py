@@ -42,7 +42,7 @@ def refused(name: str, args: dict) -> bool:
     return False
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls())
 def test_the_fast_check_decides_as_jsonschema(call):
     name, args = call
