@@ -103,6 +103,11 @@ def _in_named_country(geocoded: dict, page) -> bool:
 ENTITY_ROLES = ("place", "country", "date", "company", "coin")   # what roadblocks take from the route
 
 
+def _modes_key(modes: tuple[str, ...]) -> str:
+    """Extraction modes as a kept value's name part: sorted, since no page value depends on their order."""
+    return "+".join(sorted(modes))
+
+
 def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
     """The facts a page stop may ask of the page at the level's extraction modes, resolved (memoised:
     plan's walk met every page of the route before build asks again). Kept under the modes sorted: the
@@ -111,13 +116,13 @@ def usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> list:
     def compute() -> list:
         page = ctx.page(title)
         return [f for f in (resolved(f, ctx, page) for f in page_facts(page, modes)) if f] if page else []
-    return ctx.kept('usable_facts-' + '+'.join(sorted(modes)), title, compute)
+    return ctx.kept('usable_facts-' + _modes_key(modes), title, compute)
 
 
 def has_usable_facts(title: str, ctx: StageContext, modes: tuple[str, ...]) -> bool:
     """``bool(usable_facts(...))``, kept apart: a walk asks it of every page a hop reaches, and reading a
     page's whole fact list back from disk for a yes or no was half of a 100,000-page world's plan."""
-    return ctx.kept('has_usable_facts-' + '+'.join(sorted(modes)), title,
+    return ctx.kept('has_usable_facts-' + _modes_key(modes), title,
                     lambda: bool(usable_facts(title, ctx, modes)))
 
 
@@ -127,7 +132,7 @@ def offers_entity(title: str, ctx: StageContext, modes: tuple[str, ...]) -> bool
     def compute() -> bool:
         page = ctx.page(title)
         return page is not None and any(f.role in ENTITY_ROLES for f in page_facts(page, modes))
-    return ctx.kept('offers_entity-' + '+'.join(sorted(modes)), title, compute)
+    return ctx.kept('offers_entity-' + _modes_key(modes), title, compute)
 
 
 def _page_stop(fact: Fact, page) -> Stop:

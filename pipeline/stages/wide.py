@@ -30,7 +30,7 @@ from pipeline.stages.base import StageContext
 from pipeline.tools.errors import TRANSIENT_FAILURES
 from pipeline.world.elevation import elevation_grid
 from pipeline.world.gazetteer import gazetteer
-from pipeline.world.geo import haversine_km
+from pipeline.world.geo import haversine_km, normalise_name
 
 EDGE_MARGIN = 0.03        # of the radius: no candidate this near it (points differ between readers' sources)
 EDGE_MARGIN_KM = 5        # and never less than this
@@ -426,8 +426,9 @@ SPELLED_ALIKE = 0.9   # difflib's ratio of two folded titles at or above which a
 
 
 def _folded(name: str) -> str:
-    """A title as a reader compares two: accents, apostrophes, punctuation, spaces and case aside."""
-    return "".join(ch for ch in _without_accents(name).lower() if ch.isalnum())
+    """A title as a reader compares two: ``geo.normalise_name`` (accents, apostrophes, punctuation and case
+    aside), its spaces too."""
+    return normalise_name(name).replace(" ", "")
 
 
 def spelled_alike(ctx: StageContext, name: str) -> list[str]:
