@@ -217,3 +217,28 @@ def test_a_large_world_counts_exactly_and_ranks_stably(large, rows, tmp_path):
     store_module._PAGINGS.clear()
     again = SnapshotStore.open(load_settings().snapshot_dir, index_dir=tmp_path)
     assert read_all(again, "river Africa", 20)[0] == before and (tmp_path / index_folder(again.hash)).is_dir()
+
+
+@pytest.mark.parametrize("first_k, then_k", [(10, 5), (5, 10), (3, 20)])
+def test_a_large_world_ranks_a_query_alike_whatever_was_asked_before(large, first_k, then_k):
+    """One tantivy read serves every smaller limit of the same words (``_TOPS``): a search gives what it
+    gives asked first, whatever the same words were asked with before."""
+    queries = ("capital city of the country on the river", "the second sentence of its opening text names a city",
+               "Ray Charles birthplace", "river Africa desert")
+
+    def forget():
+        for kept in (store_module._TOPS, store_module._BEST, store_module._SEARCHES, store_module._PAGINGS):
+            kept.clear()
+
+    def asked(q, k):   # the first page and the whole order read with k results a page
+        return [h["title"] for h in large.search(q, k)], read_all(large, q, k)[0]
+
+    fresh = {}
+    for k in (first_k, then_k):
+        for q in queries:
+            forget()
+            fresh[q, k] = asked(q, k)
+    forget()
+    for q in queries:
+        assert asked(q, first_k) == fresh[q, first_k]
+        assert asked(q, then_k) == fresh[q, then_k]

@@ -52,6 +52,11 @@ _ENGINES: dict[str, TantivySearch] = {}  # the same for the tantivy index of a l
 _SEARCHES: dict[tuple[str, str, int, bool], tuple[dict, ...]] = {}
 _SEARCHES_KEPT = 100_000
 _BEST: dict[tuple[str, str, int], tuple[list[tuple[float, str, int]], str]] = {}   # ``SnapshotStore._best``
+# a large world's best BM25 rows of a words query, by (snapshot hash, its words): (how many were asked, the rows).
+# The m best by (-score, title) are the first m of any longer such list, so one read serves every smaller
+# limit: the skip probe (10 results: 100 candidates) and the snippet check (5: 50) of a clue ask the same
+# words, and each was a tantivy search of its own (two in five of a large world's verbalize searches)
+_TOPS: dict[tuple[str, tuple[str, ...]], tuple[int, list[tuple[float, str, int]]]] = {}
 # the title tables a store reads once (``_tables``), by snapshot hash: every store of one snapshot
 # in a process shares them (each run and each single-leg context opens its own store)
 _TABLES: dict[str, dict[str, object]] = {}
@@ -412,7 +417,7 @@ class SnapshotStore:
         if scores is None and self._uses_tantivy():   # a large world: tantivy ranks
             engine = self.large_search()
             query_obj = engine.query(phrases)
-            candidates = [(title, score, rowid) for score, title, rowid in engine.top(query_obj, limit)]
+            candidates = [(title, score, rowid) for score, title, rowid in self._large_top(engine, query_obj, phrases, limit)]
             runs = self._title_runs(raw_words, {c[0] for c in candidates})
             ids = self._ids_of(runs)
             found = engine.scores_of(query_obj, list(ids.values()))
@@ -429,6 +434,17 @@ class SnapshotStore:
             scored.append((round(bm25 + _TITLE_BONUS * share * share, 6), title, rowid))
         scored.sort(key=lambda r: (-r[0], r[1]))
         return scored, fts_query, scores
+
+    def _large_top(self, engine, query_obj, phrases: list[str], limit: int) -> list[tuple[float, str, int]]:
+        """``engine.top(query_obj, limit)`` for the words ``phrases``, sliced from a longer list read before."""
+        key = (self.hash, tuple(phrases))
+        kept = _TOPS.get(key)
+        if kept is None or kept[0] < limit:
+            kept = (limit, engine.top(query_obj, limit))
+            if len(_TOPS) >= _SEARCHES_KEPT:
+                _TOPS.clear()
+            _TOPS[key] = kept
+        return kept[1][:limit]
 
     def in_memory_search(self) -> bool:
         """Is the default ranking's BM25 computed in memory (``search_index``)? Only in a world of at most
