@@ -260,9 +260,14 @@ def inside_another(sentence: str, name: str, other: str) -> bool:
 
 
 def named_as(sentence: str, name: str) -> bool:
-    """Is ``name`` in the sentence right after words that give it as a name (``NAMING``)?"""
+    """Is ``name`` in the sentence right after words that give it as a name (``NAMING``), or alone inside
+    quotation marks, a word talked about ('the earliest mention of "Israel" as a people': blind race 37, R03,
+    where a reader took the sentence for naming no country, or Egypt by its adjective)?"""
     at = compiled(rf"(?<![\w'’-]){re.escape(name)}(?![\w-])").search(sentence)
-    return at is not None and NAMING.search(sentence[:at.start()]) is not None
+    if at is None:
+        return False
+    quoted = compiled(rf"[\"“‘]\s*{re.escape(name)}\s*[\"”’]").search(sentence) is not None
+    return quoted or NAMING.search(sentence[:at.start()]) is not None
 
 
 # a lowercase kind of place right after a name makes the name a feature's, not a country's ("Mali rivers")

@@ -190,6 +190,7 @@ def large(tmp_path_factory):
     patch.setattr(store_module, "_SEARCHES", {})
     patch.setattr(store_module, "_TABLES", {})
     patch.setattr(store_module, "_ENGINES", {})
+    patch.setattr(store_module, "_TOPS", {})
     yield SnapshotStore.open(load_settings().snapshot_dir, index_dir=tmp_path_factory.mktemp("derived"))
     patch.undo()
 

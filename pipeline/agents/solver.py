@@ -43,6 +43,7 @@ from pipeline.clues import (
     SUBJECT_ASK,
     NumberKind,
     anchor_targets,
+    called_so,
     clue_lines,
     could_be,
     count_value,
@@ -293,11 +294,12 @@ class Solver:
             found: dict[str, dict] = {}   # url -> page, in the order the sentence first names them
             anchors = anchor_targets(origin.get("link_anchors") or origin.get("links"), origin.get("links") or ())   # a name the page links leads where its link goes
             for sentence in sentences:
+                grouped = any(called_so(k, sentence) for k in kinds)   # "tragedies alongside Macbeth, ...": each one
                 for name in names_in(sentence):
                     page = (self.fetch(n, title_to_url(linked_reading(name, anchors)))
                             if name != origin.get("title") else None)
-                    if page and page["url"] != origin["url"] and any(
-                            could_be(k, page.get("description"), page.get("infobox_type")) for k in kinds):
+                    if page and page["url"] != origin["url"] and (grouped or any(
+                            could_be(k, page.get("description"), page.get("infobox_type")) for k in kinds)):
                         found.setdefault(page["url"], page)
             pages = list(found.values())
             if nth:   # "the second of the three cities": that many, in the sentence's order

@@ -155,6 +155,13 @@ def page_words(description: str | None, infobox_type: str | None = None) -> set[
     return set(re.findall(r"[a-z]+", text)) | set(re.findall(r"[a-z]+(?:-[a-z]+)+", text))
 
 
+def called_so(kind: str, sentence: str) -> bool:
+    """Does the sentence itself call several things it names by the kind, its noun in the plural ("his major
+    tragedies alongside Macbeth, King Lear, and Hamlet")? Then a reader takes each name there for one,
+    whatever its own page says it is (blind race 37, R20: Macbeth's page is a "play", Hamlet's a "tragedy")."""
+    return re.search(rf"\b{re.escape(plural(noun_of(kind)))}\b", sentence, re.IGNORECASE) is not None
+
+
 def could_be(kind: str, description: str | None, infobox_type: str | None = None) -> bool:
     """Could a careful reader take a page so described for a thing of ``kind``? Its description or
     infobox says the kind's noun or a word of its class ("town" for "city")."""
