@@ -42,6 +42,7 @@ from pipeline.stages.hops import (
     own_name_part,
     sentence_names,
     titles_named,
+    walkable,
 )
 from pipeline.stages.verbalize import names_in_reach, relation_phrases, skip_probe_words
 
@@ -523,3 +524,27 @@ def test_the_longest_name_a_text_holds_is_the_one_found(ctx):
     assert _longest_name_at(index, words, 0) is None
     assert titles_named("He left New York City for the City of London", ctx, index=index,
                         known=lambda title: True) == ["New York City", "City of London"]
+
+
+def test_a_hops_own_skip_probe_is_kept_with_the_page_values(tmp_path):
+    """The skip probe of a hop's own wording (a function of its page) is searched once for every run: plan's
+    ``walkable`` keeps the titles the search shows on disk, where a later process (verbalize's, another
+    run's) reads them, and they are the titles a search shows."""
+    import pickle
+    import sqlite3
+
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    from pipeline.stages.verbalize import PROBE_RESULTS, relation_phrases, skip_probe_words
+    settings = load_settings(cache_path=tmp_path / "cache.sqlite", derived_dir=tmp_path / "derived")
+    ctx = StageContext.create(settings)
+    title = "Othello"
+    hop = hops_from(title, ctx)[0]
+    assert walkable(hop, title, [], ctx) in (True, False)
+    [path] = (tmp_path / "derived").glob("skip_probe-*.sqlite")
+    with sqlite3.connect(path) as db:
+        kept = {item: pickle.loads(value) for item, value in db.execute("SELECT item, value FROM kept")}
+    page = ctx.page(title)
+    origin = {"lead": page.lead, "sections": [{"title": s.title, "level": s.level, "text": s.text} for s in page.sections]}
+    query = skip_probe_words(relation_phrases(hop.relation, 1, [], origin)[0])
+    assert kept[query] == [h["title"] for h in ctx.store.search(query, k=PROBE_RESULTS, snippets=False)]

@@ -21,16 +21,27 @@ def test_a_sentence_calling_several_names_by_the_kind_leads_to_none_of_them(ctx)
     """R20: "go to the page of the tragedy that the sentence that begins with the words "Othello is widely"
     ... names" meant Hamlet, the one name there whose page says "tragedy"; the sentence says "his major
     tragedies alongside Macbeth, King Lear, and Hamlet", and the racer fetched all three. A sentence holding
-    the kind in the plural makes each name it holds a reading (``clues.kinds.called_so``): the hop is ambiguous."""
+    the kind in the plural makes each name it holds a reading (``clues.kinds.plural_in``): the hop is ambiguous."""
     import pytest
 
     from pipeline.agents.solver import Ambiguous, Solver
-    from pipeline.clues.kinds import called_so
+    from pipeline.clues.kinds import plural_in
     from pipeline.snapshot.store import title_to_url
-    assert called_so("tragedy", "classified among his major tragedies alongside Macbeth")
-    assert not called_so("tragedy", "Hamlet is a tragedy by William Shakespeare")
-    assert called_so("city", "the Cities of Paris and Lyon") and not called_so("city", "the city of Paris")
+    assert plural_in("tragedy", "classified among his major tragedies alongside Macbeth")
+    assert not plural_in("tragedy", "Hamlet is a tragedy by William Shakespeare")
+    assert plural_in("city", "the Cities of Paris and Lyon") and not plural_in("city", "the city of Paris")
     bridge = ('From the page where you found the answer to clue 1, go to the page of the tragedy that the sentence '
               'that begins with the words "Othello is widely" of its opening text names.')
     with pytest.raises(Ambiguous):
         Solver(ctx.toolbox).hop_pages(2, bridge, title_to_url("Othello"))
+
+
+def test_plan_offers_no_hop_the_solver_would_find_ambiguous(tmp_path):
+    """The generator's reading of the same sentence (``hops.solver_readings``) counts the three tragedies:
+    Othello's page offers no hop to Hamlet through it."""
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    from pipeline.stages.hops import hops_from
+    ctx = StageContext.create(load_settings(cache_path=tmp_path / "c.sqlite", derived_dir=tmp_path / "derived"))
+    assert not [h for h in hops_from("Othello", ctx)
+                if h.relation.sentence and h.relation.sentence.startswith("Othello is widely")]

@@ -43,7 +43,6 @@ from pipeline.clues import (
     SUBJECT_ASK,
     NumberKind,
     anchor_targets,
-    called_so,
     clue_lines,
     could_be,
     count_value,
@@ -60,6 +59,7 @@ from pipeline.clues import (
     parse_circumlocution,
     parse_detour,
     parse_merge,
+    plural_in,
     quoted_sentence_pattern,
     reduction_named,
     roadblock_inputs,
@@ -294,7 +294,7 @@ class Solver:
             found: dict[str, dict] = {}   # url -> page, in the order the sentence first names them
             anchors = anchor_targets(origin.get("link_anchors") or origin.get("links"), origin.get("links") or ())   # a name the page links leads where its link goes
             for sentence in sentences:
-                grouped = any(called_so(k, sentence) for k in kinds)   # "tragedies alongside Macbeth, ...": each one
+                grouped = any(plural_in(k, sentence) for k in kinds)   # "tragedies alongside Macbeth, ...": each one
                 for name in names_in(sentence):
                     page = (self.fetch(n, title_to_url(linked_reading(name, anchors)))
                             if name != origin.get("title") else None)

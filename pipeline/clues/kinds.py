@@ -155,7 +155,7 @@ def page_words(description: str | None, infobox_type: str | None = None) -> set[
     return set(re.findall(r"[a-z]+", text)) | set(re.findall(r"[a-z]+(?:-[a-z]+)+", text))
 
 
-def called_so(kind: str, sentence: str) -> bool:
+def plural_in(kind: str, sentence: str) -> bool:
     """Does the sentence itself call several things it names by the kind, its noun in the plural ("his major
     tragedies alongside Macbeth, King Lear, and Hamlet")? Then a reader takes each name there for one,
     whatever its own page says it is (blind race 37, R20: Macbeth's page is a "play", Hamlet's a "tragedy")."""

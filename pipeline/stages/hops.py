@@ -40,6 +40,7 @@ from pipeline.clues import (
     measure_value,
     noun_of,
     plural,
+    plural_in,
     singulars,
 )
 from pipeline.execute import NAME_RUN, NOT_NAMES, countries_named, country_known, country_like, get_path, named_as
@@ -278,7 +279,7 @@ def walkable(hop: Hop, origin: str, names: list[str], ctx: StageContext) -> bool
     def compute() -> bool:
         origin_blocks = ctx.memo(f"hop_blocks|{origin}", blocks)
         return origin_blocks is not None and any(
-            not probe_finds(ctx, skip_probe_words(phrase), hop.target)
+            not probe_finds(ctx, skip_probe_words(phrase), hop.target, hop_phrase=True)
             for phrase in relation_phrases(hop.relation, 1, reach, origin_blocks))
     rel = hop.relation
     reach = names_in_reach(rel, names)   # the route's other names change nothing: walks through a page share its answers
@@ -294,10 +295,11 @@ def solver_readings(sentence: str, kinds: list[str], origin: str, ctx: StageCont
     found: list[str] = []
     origin_page = ctx.page(origin)
     anchors = page_anchors(origin_page, ctx) if origin_page is not None else {}
+    grouped = any(plural_in(k, sentence) for k in kinds)   # the sentence calls its names so: each one is
     for name in names_in(sentence):
         target = ctx.page(linked_reading(name, anchors)) if name != origin else None
         if (target is not None and target.title != origin and target.title not in found
-                and any(could_be(k, target.description, target.infobox_type) for k in kinds)):
+                and (grouped or any(could_be(k, target.description, target.infobox_type) for k in kinds))):
             found.append(target.title)
     return found
 

@@ -520,9 +520,15 @@ def _misread(solver, n: int, reached: list[dict], ask: str, page: dict, value) -
 PROBE_RESULTS = 10      # the skip probe: a hop whose kind words find its target this high is a look-up
 
 
-def probe_finds(ctx: StageContext, query: str, title: str) -> bool:
-    """The skip probe: does a search for ``query`` show the page titled ``title`` in its top ten?"""
-    return title in ctx.memo_unfaulted(f"probe|{query}", lambda: ctx.search_titles(query, PROBE_RESULTS))
+def probe_finds(ctx: StageContext, query: str, title: str, *, hop_phrase: bool = False) -> bool:
+    """The skip probe: does a search for ``query`` show the page titled ``title`` in its top ten? The words
+    of a hop's own phrase (``hop_phrase``: what a page's sentence and the kind make, a function of the page)
+    are searched once for every run and kept with the page values (plan asks them of every hop it may walk,
+    verbalize again: a large world's search costs 5-15 ms); a whole clue's words once per process."""
+    def search() -> list[str]:
+        return ctx.search_titles(query, PROBE_RESULTS)
+    titles = ctx.kept("skip_probe", query, search) if hop_phrase else ctx.memo_unfaulted(f"probe|{query}", search)
+    return title in titles
 
 
 def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:
@@ -590,8 +596,8 @@ def hop_clue(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageCon
             if value_shown(stop.value, [text]):
                 problems.append(f"{text[:60]!r}: states the value itself")
                 continue
-            if probe_finds(ctx, skip_probe_words(text), stop.page_title) or probe_finds(
-                    ctx, skip_probe_words(hop), stop.page_title):
+            if probe_finds(ctx, skip_probe_words(hop), stop.page_title, hop_phrase=True) or probe_finds(
+                    ctx, skip_probe_words(text), stop.page_title):   # (the hop's own words first: kept)
                 problems.append(f"{text[:60]!r}: a search with its words finds the page")
                 continue
             exposure = [search_exposure(ctx, q, stop.value, stop.page_title, memo) for q in (text, hop)]
