@@ -55,9 +55,9 @@ _BEST: dict[tuple[str, str, int], tuple[list[tuple[float, str, int]], str]] = {}
 # a large world's best BM25 rows of a words query, by (snapshot hash, its words): (how many were asked, the rows).
 # The m best by (-score, title) are the first m of any longer such list, so one read serves every smaller
 # limit: the skip probe (10 results: 100 candidates) and the snippet check (5: 50) of a clue ask the same
-# words, and each was a tantivy search of its own (two in five of a large world's verbalize searches)
-# the words queries of one clue follow one another: the last _TOPS_KEPT suffice (each holds up to 100 rows;
-# bounded as the searches are, the largest process of a first 10^6 release reached 2,238 MB RSS, 1,872 before)
+# words one after the other, and each was a tantivy search of its own (two in five of a large world's
+# verbalize searches). Only the last _TOPS_KEPT are kept: each holds up to 100 rows (bounded as the searches
+# are, the largest process of a first 10^6 release reached 2,238 MB RSS, 1,872 before)
 _TOPS: dict[tuple[str, tuple[str, ...]], tuple[int, list[tuple[float, str, int]]]] = {}
 _TOPS_KEPT = 1_000
 # the title tables a store reads once (``_tables``), by snapshot hash: every store of one snapshot
