@@ -548,3 +548,26 @@ def test_a_hops_own_skip_probe_is_kept_with_the_page_values(tmp_path):
     origin = {"lead": page.lead, "sections": [{"title": s.title, "level": s.level, "text": s.text} for s in page.sections]}
     query = skip_probe_words(relation_phrases(hop.relation, 1, [], origin)[0])
     assert kept[query] == [h["title"] for h in ctx.store.search(query, k=PROBE_RESULTS, snippets=False)]
+
+
+def test_a_pages_own_words_exposure_is_kept_with_the_page_values(tmp_path):
+    """Whether a search of a hop's own phrase shows the value is kept on disk with the page values, one entry
+    whatever clue the hop starts from (its reference to that clue is not searched), holding what the search
+    shows: Othello's snippet gives 1603 (PAGE), Macbeth's 1606 only for another page (ELSEWHERE)."""
+    import pickle
+    import sqlite3
+
+    from pipeline.config import load_settings
+    from pipeline.stages.base import StageContext
+    from pipeline.stages.verbalize import ELSEWHERE, PAGE, page_words_exposure
+    settings = load_settings(cache_path=tmp_path / "cache.sqlite", derived_dir=tmp_path / "derived")
+    ctx = StageContext.create(settings)
+    words = "go to the page of the tragedy by William Shakespeare."
+    for clue in (3, 7):
+        hop = f"From the page where you found the answer to clue {clue}, {words}"
+        assert page_words_exposure(ctx, hop, 1603, "Othello", {}) == PAGE
+        assert page_words_exposure(ctx, hop, 1606, "Othello", {}) == ELSEWHERE
+    [path] = (tmp_path / "derived").glob("page_exposure-*.sqlite")
+    with sqlite3.connect(path) as db:
+        kept = {item: pickle.loads(value) for item, value in db.execute("SELECT item, value FROM kept")}
+    assert kept == {repr((words, 1603, "Othello")): PAGE, repr((words, 1606, "Othello")): ELSEWHERE}
