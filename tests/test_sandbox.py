@@ -250,6 +250,21 @@ def test_timeout_is_reported_and_kills_children(isolation):
     assert result.stderr == "waiting\n\n[killed: time limit of 1 s reached]" and result.limit == "time"
 
 
+@isolating_modes
+def test_the_projects_own_import_hook_is_shown_empty(isolation):
+    """An editable install's hook (the project's ``.pth``) imports a finder for a project the code cannot see:
+    shown empty inside, so no interpreter start runs it, and left as it is on the host."""
+    if not sandbox.project_hooks():
+        pytest.skip("the project is not installed in editable mode here")
+    hook = sandbox.project_hooks()[0]
+    before = Path(hook).read_bytes()
+    assert b"import" in before
+    result = run_python(f"import sys\nprint(open({hook!r}).read() == '', [m for m in sys.modules if 'legwork' in m])",
+                        isolation=isolation)
+    assert result.stdout == "True []\n", result
+    assert Path(hook).read_bytes() == before
+
+
 @pytest.mark.skipif(not shutil.which("prlimit"), reason="no prlimit on this machine")
 def test_with_prlimit_a_run_starts_without_a_full_fork_of_the_caller():
     """No preexec_fn, so Python starts the launcher by vfork: a full fork of a 1.5 GB generator cost 70 ms of

@@ -319,10 +319,12 @@ def test_a_run_folder(tmp_path, monkeypatch):
         assert (folder.work, folder.etc) == (os.path.join(folder.base, "work"), os.path.join(folder.base, "etc"))
         assert sorted(os.listdir(folder.base)) == ["etc", "work"] and os.listdir(folder.work) == []
         modes = {p: stat.S_IMODE(os.stat(os.path.join(folder.base, p)).st_mode)
-                 for p in ("", "work", "etc", "etc/passwd", "etc/group")}
+                 for p in ("", "work", "etc", "etc/passwd", "etc/group", "etc/empty")}
         # only the base folder private; the sandbox user writes the work folder, reads its account files
-        assert modes == {"": 0o700, "work": 0o777, "etc": 0o755, "etc/passwd": 0o644, "etc/group": 0o644}
-        assert sorted(os.listdir(folder.etc)) == ["group", "passwd"]
+        assert modes == {"": 0o700, "work": 0o777, "etc": 0o755, "etc/passwd": 0o644, "etc/group": 0o644,
+                         "etc/empty": 0o644}
+        assert sorted(os.listdir(folder.etc)) == ["empty", "group", "passwd"]
+        assert os.path.getsize(os.path.join(folder.etc, "empty")) == 0
         with open(os.path.join(folder.etc, "passwd"), encoding="utf-8") as fh:
             assert fh.read() == ("root:x:0:0:root:/root:/usr/sbin/nologin\n"
                                  "nobody:x:65534:65534:nobody:/tmp/work:/usr/sbin/nologin\n")
@@ -344,7 +346,10 @@ def test_the_plan_of_a_run(tmp_path, monkeypatch):
                ["dev", "/dev", ""], ["proc", "/proc", ""], ["tmpfs", "/tmp", ""],
                ["rw", folder.work, "/tmp/work"]]
         shown = [[m.kind, m.path, m.target] for m in sandbox.sandbox_mounts()]
-        assert sorted(map(tuple, plan)) == sorted(map(tuple, own + shown))
+        # the project's own import hooks (an editable install's .pth) in the bound site-packages, shown empty
+        hooks = [["file", os.path.join(folder.etc, "empty"), hook] for hook in sandbox.project_hooks()
+                 if any(sandbox._under(hook, m[1]) for m in shown if m[0] == "ro")]
+        assert sorted(map(tuple, plan)) == sorted(map(tuple, own + shown + hooks))
         # a parent before its children: ordered by the path each step makes in the new root
         made = [sandbox._destination(step).split("/") for step in plan]
         assert made == sorted(made)
