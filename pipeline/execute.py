@@ -255,6 +255,8 @@ def inside_another(sentence: str, name: str, other: str) -> bool:
     "Macedonia in northern Greece")? Then the name is a region of that country, not the country of the
     name: a reader asked for the countries the sentence names counts one, or two (blind race 26, R30, on
     Babak Khorramdin's page)."""
+    if other not in sentence or compiled(rf"(?<![\w'’-]){re.escape(name)}\s+in\s").search(sentence) is None:
+        return False   # (what the pair's pattern needs: compiled for each of thousands of pairs, it was a tenth of verbalize)
     return compiled(rf"(?<![\w'’-]){re.escape(name)}\s+in\s+(?:the\s+)?(?:(?i:(?:far\s+)?(?:north|south|east|west|central)"
                     rf"[\w-]*)\s+)?{re.escape(other)}(?![\w'’-])").search(sentence) is not None
 

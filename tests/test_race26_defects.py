@@ -2,7 +2,12 @@
 test feeds the case that misled and fails without the fix."""
 from __future__ import annotations
 
-from pipeline.execute import countries_named, country_known
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.execute import countries_named, country_known, inside_another
 from pipeline.stages.facts import named_country_facts
 from pipeline.stages.hops import called_alike, kin, named_hops, noun_of
 
@@ -60,3 +65,21 @@ def test_a_part_of_a_country_or_an_owner_is_not_called_a_country(ctx):
     quebec = ("It shares borders with the provinces of Ontario to the west, Newfoundland and Labrador to the "
               "northeast, New Brunswick to the southeast and a coastal border with the territory of Nunavut.")
     assert called_alike(quebec, "Nunavut", kin(noun_of("province")))   # asked for a province, a territory counts
+
+
+_PLACES = ["Azerbaijan", "East Timor", "Timor", "Congo", "Korea", "Iran", "North Korea", "Republic of the Congo"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pre=st.sampled_from(["", "from ", "x-", "'", "the "]), name=st.sampled_from(_PLACES),
+       gaps=st.tuples(*[st.sampled_from([" ", "  ", "\n", ""])] * 2), the=st.sampled_from(["", "the ", "The ", "the"]),
+       way=st.sampled_from(["", "northwestern ", "far east ", "North ", "Central", "south-east "]),
+       written=st.sampled_from(_PLACES + ["Iranian", "korea"]), post=st.sampled_from(["", ",", "ian", "-based", " and"]),
+       other=st.sampled_from(_PLACES))
+def test_a_country_is_placed_inside_another_by_the_pattern_alone(pre, name, gaps, the, way, written, post, other):
+    """The cheap checks before the pair's pattern (the other name in the sentence, "name in" after the name)
+    decide nothing the pattern would decide otherwise."""
+    sentence = f"{pre}{name}{gaps[0]}in{gaps[1]}{the}{way}{written}{post}"
+    pattern = (rf"(?<![\w'’-]){re.escape(name)}\s+in\s+(?:the\s+)?(?:(?i:(?:far\s+)?(?:north|south|east|west|central)"
+               rf"[\w-]*)\s+)?{re.escape(other)}(?![\w'’-])")
+    assert inside_another(sentence, name, other) == (re.search(pattern, sentence) is not None)
