@@ -165,23 +165,3 @@ def test_a_context_holds_only_its_last_kept_values_and_reads_the_others_back(tmp
         assert len(ctx._recent_kept) <= 2
     assert computed == ["Paris", "Rome", "Oslo"]
     assert list(ctx._recent_kept) == ["probe|Paris", "probe|Rome"]
-
-
-def test_a_context_holds_more_of_its_kept_numbers_and_truth_values(tmp_path, monkeypatch):
-    """Kept values that are one number or truth value (asked of every page plan may walk to) have a larger
-    bound of their own (``SMALL_KEPT_IN_MEMORY``): holding them lets go of no page's larger values, and a value
-    let go is read back from disk, not computed again."""
-    from pipeline.stages import base
-    monkeypatch.setattr(base, "KEPT_IN_MEMORY", 2)
-    monkeypatch.setattr(base, "SMALL_KEPT_IN_MEMORY", 3)
-    ctx = StageContext.create(_settings(tmp_path))
-    computed: list[str] = []
-    for title in ("Paris", "Rome"):
-        ctx.kept("hops", title, lambda t=title: computed.append(t) or [t])
-    for title, count in (("Paris", 3), ("Rome", 0), ("Oslo", 1), ("Bern", 2)):
-        assert ctx.kept("mention_count", title, lambda t=title, c=count: computed.append(t) or c) == count
-    assert list(ctx._recent_kept) == ["hops|Paris", "hops|Rome"]          # the pages' lists still held
-    assert list(ctx._recent_small) == ["mention_count|Rome", "mention_count|Oslo", "mention_count|Bern"]
-    assert ctx.kept("mention_count", "Paris", lambda: 1 / 0) == 3       # let go: read back from disk
-    assert ctx.kept("usable", "Paris", lambda: computed.append("usable") or True) is True
-    assert computed == ["Paris", "Rome", "Paris", "Rome", "Oslo", "Bern", "usable"]

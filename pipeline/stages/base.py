@@ -36,9 +36,6 @@ class Rejected(Exception):
 
 PAGE_CACHE = 4096   # parsed pages a context keeps (a page's JSON parse was 5% of a run)
 KEPT_IN_MEMORY = 20_000   # kept page values a context also holds in memory, the last used (the rest are on disk)
-# and kept values that are one number or truth value (has a page usable facts, how often is it mentioned:
-# plan asks them of every page it may walk to, some 100,000 in an extreme run at 10^6 pages), ~150 bytes each
-SMALL_KEPT_IN_MEMORY = 200_000
 
 
 _COMPUTING = threading.local()   # kept or derived values being computed on this thread (one nested in another)
@@ -131,7 +128,6 @@ class StageContext:
     _memo: dict = field(default_factory=dict)
     _pages: dict = field(default_factory=dict)   # title -> parsed page, the last PAGE_CACHE read
     _recent_kept: OrderedDict = field(default_factory=OrderedDict)   # the last KEPT_IN_MEMORY kept values used
-    _recent_small: OrderedDict = field(default_factory=OrderedDict)  # the last SMALL_KEPT_IN_MEMORY scalar ones
     _lock: threading.RLock = field(default_factory=threading.RLock)  # re-entrant: a memo may read pages
 
     @classmethod
@@ -230,15 +226,12 @@ class StageContext:
             return self.memo(f"{name}|{item}", compute)
         key = f"{name}|{item}"
         with self._lock:   # held while computing, as ``memo`` does: one computation of a value at a time
-            for recent in (self._recent_small, self._recent_kept):
-                if key in recent:
-                    recent.move_to_end(key)
-                    return recent[key]
-            value = self._kept_store(name).get_or_compute(item, compute)
-            small = value is None or isinstance(value, (bool, int, float))
-            recent, bound = (self._recent_small, SMALL_KEPT_IN_MEMORY) if small else (self._recent_kept, KEPT_IN_MEMORY)
-            recent[key] = value
-            if len(recent) > bound:   # a large world's release meets tens of thousands of pages:
+            recent = self._recent_kept
+            if key in recent:
+                recent.move_to_end(key)
+                return recent[key]
+            value = recent[key] = self._kept_store(name).get_or_compute(item, compute)
+            if len(recent) > KEPT_IN_MEMORY:   # a large world's release meets tens of thousands of pages:
                 recent.popitem(last=False)      # their values stay on disk, not all in every process
             return value
 
