@@ -58,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -555,7 +556,7 @@ def _prlimit() -> str | None:
     return shutil.which("prlimit")
 
 
-def _limited(command: list[str], limits: dict[int, tuple[int, int]]) -> tuple[list[str], object]:
+def _limited(command: list[str], limits: dict[int, tuple[int, int]]) -> tuple[list[str], Callable[[], None] | None]:
     """``command`` and the ``preexec_fn`` that start it under ``limits``.
 
     util-linux ``prlimit`` sets the limits on itself and execs the command (the same process, the same
