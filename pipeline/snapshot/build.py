@@ -60,6 +60,7 @@ from pipeline.snapshot.importers import (
 from pipeline.snapshot.language import identify, page_text
 from pipeline.snapshot.language import load as load_language_model
 from pipeline.snapshot.page import Page
+from pipeline.snapshot.search_tantivy import exact_streams
 from pipeline.snapshot.store import MANIFEST, PAGES_DB, SnapshotStore
 from pipeline.snapshot.wikitext import first_sentence
 
@@ -84,6 +85,7 @@ _ZIM_TASK_ENTRIES = 256
 _FINISH_TASK_PAGES = 256
 _COMMIT_SECONDS = 2.0              # an interrupted build redoes at most this much work
 _LOG_SECONDS = 10.0
+_INDEX_TASK_ROWS = 2_000          # rows of a search index's task (a few MB of streams)
 _RESOLVE_CACHE = 500_000           # link targets remembered per final-pass process
 
 SCHEMA = """
@@ -1065,7 +1067,6 @@ def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: 
                (str(FORMAT_VERSION), digest))
     db.execute("INSERT INTO pages_fts (pages_fts) VALUES ('optimize')")
     db.execute("COMMIT")
-    db.execute("VACUUM")
     db.close()
     stage.db.execute("BEGIN")
 
@@ -1140,7 +1141,7 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
                 raise
             manifest, report = _write_snapshot(tmp, stage, sources, ignored, pool, language, log, progress)
         shutil.rmtree(tmp / "staging", ignore_errors=True)
-        _build_search_index(tmp, log)
+        _build_search_index(tmp, log, pool, progress)
         _replace_dir(tmp, out)
         done = True
     finally:
@@ -1155,20 +1156,53 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
     return BuildResult(out=out, manifest=manifest, report=report)
 
 
-def _build_search_index(folder: Path, log: Callable[[str], None]) -> None:
+def _streams_task(payload: tuple[str, int, int]) -> list[tuple]:
+    """Rows ``first``..``last`` of a snapshot's ``pages_fts``, each with its ``exact_streams``: the costliest
+    part of a search index's documents, made on the workers."""
+    path, first, last = payload
+    with closing(sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)) as db:
+        rows = db.execute("SELECT rowid, title, description, lead, infobox FROM pages_fts "
+                          "WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (first, last)).fetchall()
+    return [(rowid, tuple(texts), exact_streams(tuple(texts))) for rowid, *texts in rows]
+
+
+_STREAMS_JOB = _Job(_streams_task)
+
+
+def _build_search_index(folder: Path, log: Callable[[str], None], pool=None,
+                        progress: Callable | None = None) -> None:
     """A large world's search index (tantivy, in the snapshot's folder) is part of its import, so the
-    first search after an import answers at once. A world small enough to be searched in memory has
+    first search after an import answers at once: the workers make each row's exact streams, this
+    process adds the documents in row order. A world small enough to be searched in memory has
     nothing to build here."""
     store = SnapshotStore.open(folder)
     try:
-        if store.in_memory_search():
-            return
-        started = time.monotonic()
-        log(f"building the search index of {len(store):,} pages")
-        store.build_large_search()
-        log(f"search index built in {time.monotonic() - started:.1f} s")
+        build = store.large_search_build()
+        rows = len(store)
     finally:
         store.close()
+    if build is None:
+        return
+    started = time.monotonic()
+    log(f"building the search index of {rows:,} pages")
+    done = 0
+
+    def on_result(found: list[tuple], _mark) -> None:
+        nonlocal done
+        for rowid, texts, streams in found:
+            build.add(rowid, texts, streams)
+        done += len(found)
+        if progress is not None:
+            progress({"phase": "index", "done": done, "total": rows, "seconds": time.monotonic() - started})
+
+    tasks = (((str(folder / PAGES_DB), first, min(first + _INDEX_TASK_ROWS - 1, rows)), None)
+             for first in range(1, rows + 1, _INDEX_TASK_ROWS))
+    try:
+        _run_ordered(pool, _STREAMS_JOB, tasks, on_result)
+        build.finish()
+    finally:
+        build.discard()
+    log(f"search index built in {time.monotonic() - started:.1f} s")
 
 
 def _remove_dead_builds(out: Path) -> None:
