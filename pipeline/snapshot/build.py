@@ -1163,6 +1163,7 @@ def _streams_task(payload: tuple[str, int, int]) -> list[tuple]:
     """Rows ``first``..``last`` of a snapshot's ``pages_fts``, each with its ``exact_streams``: the costliest
     part of a search index's documents, made on the workers."""
     path, first, last = payload
+    _drop_finisher()            # the final pass is over: its link cache and database go before the index's work
     with closing(sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)) as db:
         rows = db.execute("SELECT rowid, title, description, lead, infobox FROM pages_fts "
                           "WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (first, last)).fetchall()
