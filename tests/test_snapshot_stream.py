@@ -438,30 +438,3 @@ def test_a_large_world_is_imported_with_its_search_index(tmp_path, monkeypatch):
     assert store.search("Old Town", 3)
     assert sorted((p.name, p.stat().st_mtime_ns) for p in index.iterdir()) == made   # opened, not built again
     assert not (tmp_path / "derived").exists()            # nor built a second time in the derived folder
-
-
-def test_the_index_an_import_builds_on_its_workers_is_the_one_built_from_the_snapshot(tmp_path, monkeypatch):
-    """The import's workers make each row's exact streams and the main process adds the documents in row
-    order (in tasks of a few rows here, so that several are in flight): the index answers every kind of
-    query as the one built in one process from the finished snapshot's ``pages_fts`` does."""
-    from pipeline.snapshot import build as build_module
-    from pipeline.snapshot import store as store_module
-    from pipeline.snapshot.search_tantivy import TantivySearch, index_folder
-    (tmp_path / "towns.xml").write_text(DUMP, encoding="utf-8")
-    monkeypatch.setattr(store_module, "IN_MEMORY_MAX_ROWS", 0)
-    monkeypatch.setattr(store_module, "LARGE_WORLD_ENGINE", "tantivy")
-    monkeypatch.setattr(store_module, "_ENGINES", {})
-    monkeypatch.setattr(build_module, "_INDEX_TASK_ROWS", 37)
-    build_snapshot([tmp_path / "towns.xml"], tmp_path / "large", workers=2)
-    store = SnapshotStore.open(tmp_path / "large")
-    imported = TantivySearch(tmp_path / "large" / index_folder(store.hash), store_module._TITLE_COLUMN_WEIGHTS)
-    with closing(sqlite3.connect(tmp_path / "large" / "pages.sqlite")) as conn:
-        alone = TantivySearch.open_or_build(conn, tmp_path / "alone", store_module._TITLE_COLUMN_WEIGHTS)
-    assert imported.count(imported.query(["town"])) == N
-    for words in (["town"], ["Old", "Town", "12"], ["founded", "person", "census"], ["History", "Settled", "1850"]):
-        for field in ("all", "title", "lead"):
-            assert imported.counted_top(imported.query(words, field=field), 15) == \
-                alone.counted_top(alone.query(words, field=field), 15), (words, field)
-    for text in ("Town 12", "town in Examplia", "It is near Town 13", "founded by a person"):
-        mine, theirs = imported.phrase(text), alone.phrase(text)
-        assert imported.counted_top(mine, 15) == alone.counted_top(theirs, 15) and imported.count(mine) > 0, text

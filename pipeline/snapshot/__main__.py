@@ -47,12 +47,12 @@ class _ProgressView:
         return self.progress.__exit__(*exc)
 
     def __call__(self, event: dict) -> None:
-        name = {"import": f"import {event.get('source')}", "finish": "final pass"}.get(event["phase"], "search index")
+        name = f"import {event['source']}" if event["phase"] == "import" else "final pass"
         task = self.tasks.get(name)
         if task is None:
             task = self.tasks[name] = self.progress.add_task(name, total=event["total"], rate="")
         seconds = max(event["seconds"], 1e-6)
-        if event["phase"] in ("finish", "index"):
+        if event["phase"] == "finish":
             rate = f"{event['done']} of {event['total']} pages, {event['done'] / seconds:,.0f} pages/s"
         elif event.get("unit") == "entries":
             rate = f"{event['articles']:,} articles, {event['pages'] / seconds:,.0f} entries/s"

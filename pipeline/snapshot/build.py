@@ -60,7 +60,6 @@ from pipeline.snapshot.importers import (
 from pipeline.snapshot.language import identify, page_text
 from pipeline.snapshot.language import load as load_language_model
 from pipeline.snapshot.page import Page
-from pipeline.snapshot.search_tantivy import exact_streams
 from pipeline.snapshot.store import MANIFEST, PAGES_DB, SnapshotStore
 from pipeline.snapshot.wikitext import first_sentence
 
@@ -85,7 +84,6 @@ _ZIM_TASK_ENTRIES = 256
 _FINISH_TASK_PAGES = 256
 _COMMIT_SECONDS = 2.0              # an interrupted build redoes at most this much work
 _LOG_SECONDS = 10.0
-_INDEX_TASK_ROWS = 2_000          # rows of a search index's task (a few MB of streams)
 _RESOLVE_CACHE = 500_000           # link targets remembered per final-pass process
 _LOOKUP_BATCH = 500                # titles a query of the final pass looks up (SQLite allows 32,766 parameters)
 
@@ -1069,7 +1067,7 @@ def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: 
     db.execute("INSERT INTO meta (key, value) VALUES ('format_version', ?), ('hash', ?)",
                (str(FORMAT_VERSION), digest))
     db.execute("INSERT INTO pages_fts (pages_fts) VALUES ('optimize')")
-    db.execute("COMMIT")
+    db.execute("COMMIT")      # no VACUUM: 0.9% of the file at 10^5 pages, for 54 s of the final pass at 10^6
     db.close()
     stage.db.execute("BEGIN")
 
@@ -1144,7 +1142,7 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
                 raise
             manifest, report = _write_snapshot(tmp, stage, sources, ignored, pool, language, log, progress)
         shutil.rmtree(tmp / "staging", ignore_errors=True)
-        _build_search_index(tmp, log, pool, progress)
+        _build_search_index(tmp, log)
         _replace_dir(tmp, out)
         done = True
     finally:
@@ -1159,54 +1157,20 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
     return BuildResult(out=out, manifest=manifest, report=report)
 
 
-def _streams_task(payload: tuple[str, int, int]) -> list[tuple]:
-    """Rows ``first``..``last`` of a snapshot's ``pages_fts``, each with its ``exact_streams``: the costliest
-    part of a search index's documents, made on the workers."""
-    path, first, last = payload
-    _drop_finisher()            # the final pass is over: its link cache and database go before the index's work
-    with closing(sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)) as db:
-        rows = db.execute("SELECT rowid, title, description, lead, infobox FROM pages_fts "
-                          "WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (first, last)).fetchall()
-    return [(rowid, tuple(texts), exact_streams(tuple(texts))) for rowid, *texts in rows]
-
-
-_STREAMS_JOB = _Job(_streams_task)
-
-
-def _build_search_index(folder: Path, log: Callable[[str], None], pool=None,
-                        progress: Callable | None = None) -> None:
+def _build_search_index(folder: Path, log: Callable[[str], None]) -> None:
     """A large world's search index (tantivy, in the snapshot's folder) is part of its import, so the
-    first search after an import answers at once: the workers make each row's exact streams, this
-    process adds the documents in row order. A world small enough to be searched in memory has
+    first search after an import answers at once. A world small enough to be searched in memory has
     nothing to build here."""
     store = SnapshotStore.open(folder)
     try:
-        build = store.large_search_build()
-        rows = len(store)
+        if store.in_memory_search():
+            return
+        started = time.monotonic()
+        log(f"building the search index of {len(store):,} pages")
+        store.build_large_search()
+        log(f"search index built in {time.monotonic() - started:.1f} s")
     finally:
         store.close()
-    if build is None:
-        return
-    started = time.monotonic()
-    log(f"building the search index of {rows:,} pages")
-    done = 0
-
-    def on_result(found: list[tuple], _mark) -> None:
-        nonlocal done
-        for rowid, texts, streams in found:
-            build.add(rowid, texts, streams)
-        done += len(found)
-        if progress is not None:
-            progress({"phase": "index", "done": done, "total": rows, "seconds": time.monotonic() - started})
-
-    tasks = (((str(folder / PAGES_DB), first, min(first + _INDEX_TASK_ROWS - 1, rows)), None)
-             for first in range(1, rows + 1, _INDEX_TASK_ROWS))
-    try:
-        _run_ordered(pool, _STREAMS_JOB, tasks, on_result)
-        build.finish()
-    finally:
-        build.discard()
-    log(f"search index built in {time.monotonic() - started:.1f} s")
 
 
 def _remove_dead_builds(out: Path) -> None:

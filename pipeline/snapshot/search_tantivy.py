@@ -164,47 +164,6 @@ def _schema():
     return builder.build()
 
 
-class IndexBuild:
-    """A ``TantivySearch`` index written row by row, in row order, into a scratch folder beside ``path``
-    and renamed into place by ``finish`` (a crash leaves none or the whole). The import hands it rows
-    whose ``exact_streams`` its workers made, so a large world's index costs the import little more than
-    adding the documents (at 10^6 pages the streams are half of the build's time in one process)."""
-
-    def __init__(self, path: Path, weights: tuple[float, ...]):
-        self.path = path
-        self.weights = tuple(weights)
-        self.scratch = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        self.scratch.mkdir(parents=True)
-        self.index = tantivy.Index(_schema(), path=str(self.scratch))
-        self.index.register_tokenizer(_EXACT, _exact_analyzer())
-        self.writer = self.index.writer(heap_size=256_000_000, num_threads=1)
-
-    def add(self, rowid: int, texts: tuple, streams: tuple[str, str] | None = None) -> None:
-        """Row ``rowid`` of ``pages_fts`` (its four texts), with its ``exact_streams`` when made elsewhere."""
-        exact1, exact2 = streams if streams is not None else exact_streams(texts)
-        title, description, lead, infobox = texts
-        self.writer.add_document(tantivy.Document(
-            rowid=rowid, title=title or "", description=description or "", lead=lead or "", infobox=infobox or "",
-            all=TantivySearch._all(texts, self.weights), exact1=exact1, exact2=exact2))
-
-    def finish(self) -> None:
-        self.writer.commit()
-        self.writer.wait_merging_threads()
-        del self.writer, self.index
-        (self.scratch / _MARKER).write_text(f"{INDEX_VERSION}\n")
-        if self.path.exists() and not TantivySearch.current(self.path):
-            shutil.rmtree(self.path, ignore_errors=True)     # an older layout: replaced, never read
-        try:
-            os.replace(self.scratch, self.path)
-        except OSError:         # another process built it first
-            pass
-
-    def discard(self) -> None:
-        """Remove what an unfinished (or superseded) build left."""
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-
 class TantivySearch:
     def __init__(self, path: Path, weights: tuple[float, ...]):
         self.path = path
@@ -225,14 +184,29 @@ class TantivySearch:
         renamed into place: a crash leaves none or the whole). An index without this ``INDEX_VERSION``'s
         marker (an older layout) is built again."""
         if not cls.current(path):
-            build = IndexBuild(path, weights)
+            scratch = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            shutil.rmtree(scratch, ignore_errors=True)
+            scratch.mkdir(parents=True)
+            index = tantivy.Index(_schema(), path=str(scratch))
+            index.register_tokenizer(_EXACT, _exact_analyzer())
+            writer = index.writer(heap_size=256_000_000, num_threads=1)
+            for rowid, title, description, lead, infobox in conn.execute(
+                    "SELECT rowid, title, description, lead, infobox FROM pages_fts ORDER BY rowid"):
+                texts = (title, description, lead, infobox)
+                exact1, exact2 = exact_streams(texts)
+                writer.add_document(tantivy.Document(rowid=rowid, title=title or "", description=description or "",
+                                                     lead=lead or "", infobox=infobox or "",
+                                                     all=cls._all(texts, weights), exact1=exact1, exact2=exact2))
+            writer.commit()
+            writer.wait_merging_threads()
+            del writer, index
+            (scratch / _MARKER).write_text(f"{INDEX_VERSION}\n")
+            if path.exists() and not cls.current(path):
+                shutil.rmtree(path, ignore_errors=True)     # an older layout: replaced, never read
             try:
-                for rowid, *texts in conn.execute(
-                        "SELECT rowid, title, description, lead, infobox FROM pages_fts ORDER BY rowid"):
-                    build.add(rowid, tuple(texts))
-                build.finish()
-            finally:
-                build.discard()
+                os.replace(scratch, path)
+            except OSError:         # another process built it first
+                shutil.rmtree(scratch, ignore_errors=True)
         return cls(path, weights)
 
     @staticmethod

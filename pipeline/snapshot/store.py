@@ -20,7 +20,7 @@ import numpy as np
 from pipeline.config import load_settings
 from pipeline.snapshot.page import Page, canonical_title, title_to_url
 from pipeline.snapshot.search_index import SearchIndex
-from pipeline.snapshot.search_tantivy import IndexBuild, TantivySearch, index_folder
+from pipeline.snapshot.search_tantivy import TantivySearch, index_folder
 from pipeline.usage import UserError
 
 # the layout of a built snapshot (pipeline.snapshot.build writes it)
@@ -645,15 +645,15 @@ class SnapshotStore:
                         self._conn(), path, _TITLE_COLUMN_WEIGHTS)
         return engine
 
-    def large_search_build(self) -> IndexBuild | None:
-        """The build of this world's tantivy index in the snapshot's folder, for the import to fill row by
-        row (``IndexBuild``) so that a large world's first search does not pay for the index (minutes at
-        10⁶ pages); None for a world searched in memory (its index is built in seconds on the first
-        search) or one whose index is there."""
-        path = self.path / index_folder(self.hash)
-        if not self._uses_tantivy() or TantivySearch.current(path):
-            return None
-        return IndexBuild(path, _TITLE_COLUMN_WEIGHTS)
+    def build_large_search(self) -> bool:
+        """Build (or find current) the tantivy index of a world above ``IN_MEMORY_MAX_ROWS`` pages, without
+        keeping it open: the import calls it so that a large world's first search does not pay for the
+        index (minutes at 10⁶ pages). False for a world searched in memory (its index is built in seconds
+        on the first search)."""
+        if not self._uses_tantivy():
+            return False
+        TantivySearch.open_or_build(self._conn(), self.path / index_folder(self.hash), _TITLE_COLUMN_WEIGHTS)
+        return True
 
     def search_index(self) -> SearchIndex:
         """The in-memory BM25 index (``search_index``): one per snapshot and process, loaded from
