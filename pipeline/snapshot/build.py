@@ -85,7 +85,6 @@ _FINISH_TASK_PAGES = 256
 _COMMIT_SECONDS = 2.0              # an interrupted build redoes at most this much work
 _LOG_SECONDS = 10.0
 _RESOLVE_CACHE = 500_000           # link targets remembered per final-pass process
-_LOOKUP_BATCH = 500                # titles a query of the final pass looks up (SQLite allows 32,766 parameters)
 
 SCHEMA = """
 CREATE TABLE pages (id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE, json TEXT NOT NULL);
@@ -872,34 +871,32 @@ class _Finisher:
         self.db.execute("PRAGMA cache_size=-32768")
         self.cache: dict[str, tuple[str, bool]] = {}
 
-    def resolve_all(self, titles: Iterable[str]) -> None:
-        """Put every title of ``titles`` in the cache as (the page it names after redirects, whether that page
-        is in the snapshot), looked up a batch at a time in title order: a query a link was a third of the
-        final pass's work at 10⁶ pages."""
-        wanted = sorted({t for t in titles if t not in self.cache})
-        if len(self.cache) + len(wanted) > _RESOLVE_CACHE:
-            self.cache.clear()
-        for i in range(0, len(wanted), _LOOKUP_BATCH):
-            batch = wanted[i:i + _LOOKUP_BATCH]
-            marks = ", ".join("?" * len(batch))
-            pages = {t for (t,) in self.db.execute(f"SELECT title FROM staged WHERE title IN ({marks})", batch)}
-            rest = [t for t in batch if t not in pages]
-            ends = {alias: (target, bool(stored)) for alias, target, stored in self.db.execute(
-                f"SELECT alias, target, stored FROM ends WHERE alias IN ({', '.join('?' * len(rest))})", rest)} \
-                if rest else {}
-            for t in batch:
-                self.cache[t] = (t, True) if t in pages else ends.get(t, (t, False))
+    def _is_title(self, title: str) -> bool:
+        return self.db.execute("SELECT 1 FROM staged WHERE title = ?", (title,)).fetchone() is not None
+
+    def resolve(self, title: str) -> tuple[str, bool]:
+        """(the page a link names after redirects, whether that page is in the snapshot)"""
+        hit = self.cache.get(title)
+        if hit is None:
+            if self._is_title(title):
+                hit = (title, True)
+            else:
+                row = self.db.execute("SELECT target, stored FROM ends WHERE alias = ?", (title,)).fetchone()
+                hit = (row[0], bool(row[1])) if row else (title, False)
+            if len(self.cache) >= _RESOLVE_CACHE:
+                self.cache.clear()
+            self.cache[title] = hit
+        return hit
 
     def pages(self, first: str, last: str) -> list[tuple]:
         out = []
         rows = self.db.execute("SELECT title, json, language FROM staged WHERE title >= ? AND title <= ? "
                                "ORDER BY title", (first, last)).fetchall()
-        decoded = [(title, json.loads(page_json), language) for title, page_json, language in rows]
-        self.resolve_all(link["title"] for _, d, _ in decoded for link in d["links"])
-        for title, d, language in decoded:
+        for title, page_json, language in rows:
+            d = json.loads(page_json)
             links, seen, inside = [], {}, 0
             for link in d["links"]:
-                target, in_snapshot = self.cache[link["title"]]
+                target, in_snapshot = self.resolve(link["title"])
                 if target == title:
                     continue
                 if target in seen:     # two links that resolve to one page ("U.S." and "United States"): one link
