@@ -7,10 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.config import load_settings
 from pipeline.model import Leg
 from pipeline.snapshot.build import build_snapshot
+from pipeline.snapshot import language
 from pipeline.snapshot.language import identify
 from pipeline.snapshot.store import SnapshotStore
 from pipeline.stages import crawl
@@ -81,3 +84,16 @@ def test_a_page_in_another_language_is_never_a_seed_or_a_route_page(snapshot, tm
     assert leg.crawl.skipped_pages["Statoil"].startswith("in another language")
     with pytest.raises(Exception, match="another language"):
         crawl.run(Leg("l2", "hard", "linear", 1, "Statoil", ""), ctx)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \n\t\u00a0", max_size=80), st.integers(min_value=1, max_value=12))
+def test_the_sample_is_the_whole_texts_folded_white_space_cut(text, chars):
+    """``identify`` folds a prefix of a long page, not the page: the sample must be the one folding the whole
+    text gives (a run of white space longer than the prefix included)."""
+    old = language.SAMPLE_CHARS
+    language.SAMPLE_CHARS = chars
+    try:
+        assert language.sample_of(text) == " ".join(text.split())[:chars]
+    finally:
+        language.SAMPLE_CHARS = old

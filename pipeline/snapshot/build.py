@@ -1064,7 +1064,8 @@ def _write_snapshot(tmp: Path, stage: _Staging, sources: list[Source], ignored: 
     db.execute("INSERT INTO meta (key, value) VALUES ('format_version', ?), ('hash', ?)",
                (str(FORMAT_VERSION), digest))
     db.execute("INSERT INTO pages_fts (pages_fts) VALUES ('optimize')")
-    db.execute("COMMIT")      # no VACUUM: 0.9% of the file at 10^5 pages, for 54 s of the final pass at 10^6
+    db.execute("COMMIT")
+    db.execute("VACUUM")
     db.close()
     stage.db.execute("BEGIN")
 

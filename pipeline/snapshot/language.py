@@ -15,7 +15,7 @@ from py3langid.langid import MODEL_DIR, MODEL_FILE, RAW_FLOOR, LanguageIdentifie
 
 MIN_CHARS = 200           # shorter text gives no verdict
 MIN_PROBABILITY = 0.9     # normalised probability of the best language
-SAMPLE_CHARS = 3000       # the lead and the first sections are enough
+SAMPLE_CHARS = 1000       # the lead is enough: every real sample page and 10^4 synthetic ones get the verdict 3,000 gave
 
 _identifier = None
 _lock = threading.Lock()
@@ -111,9 +111,19 @@ def load() -> None:
     model._table()
 
 
+def sample_of(text: str) -> str:
+    """What ``identify`` reads of ``text``: its first ``SAMPLE_CHARS`` characters once white space is folded.
+    A prefix is folded first (a long page is not split whole): its folded form is a prefix of the whole
+    text's, so once it is long enough its first ``SAMPLE_CHARS`` are the whole text's."""
+    sample = " ".join(text[:2 * SAMPLE_CHARS].split())
+    if len(sample) < SAMPLE_CHARS and len(text) > 2 * SAMPLE_CHARS:
+        sample = " ".join(text.split())
+    return sample[:SAMPLE_CHARS]
+
+
 def identify(text: str) -> str:
     """ISO 639-1 code of ``text``'s language, or "" when the text is too short or the verdict unclear."""
-    sample = " ".join(text.split())[:SAMPLE_CHARS]
+    sample = sample_of(text)
     if len(sample) < MIN_CHARS:
         return ""
     language, probability = _model().classify(sample)
