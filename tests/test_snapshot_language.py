@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from pipeline.config import load_settings
 from pipeline.model import Leg
-from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot import language
+from pipeline.snapshot.build import build_snapshot
 from pipeline.snapshot.language import identify
 from pipeline.snapshot.store import SnapshotStore
 from pipeline.stages import crawl

@@ -8,6 +8,7 @@ from __future__ import annotations
 import bz2
 import itertools
 import json
+import multiprocessing
 import os
 import re
 import signal
@@ -438,3 +439,25 @@ def test_a_large_world_is_imported_with_its_search_index(tmp_path, monkeypatch):
     assert store.search("Old Town", 3)
     assert sorted((p.name, p.stat().st_mtime_ns) for p in index.iterdir()) == made   # opened, not built again
     assert not (tmp_path / "derived").exists()            # nor built a second time in the derived folder
+
+
+def test_the_workers_are_gone_before_the_search_index_is_built(tmp_path, monkeypatch):
+    """A large world's index is built in the main process after the final pass: the workers, which hold the
+    final pass's caches, are shut down first, so their memory is not counted at the import's peak."""
+    from pipeline.snapshot import build as build_module
+    from pipeline.snapshot import store as store_module
+    (tmp_path / "towns.xml").write_text(DUMP, encoding="utf-8")
+    monkeypatch.setattr(store_module, "IN_MEMORY_MAX_ROWS", 0)
+    monkeypatch.setattr(store_module, "LARGE_WORLD_ENGINE", "tantivy")
+    monkeypatch.setattr(store_module, "_ENGINES", {})
+    alive: list[int] = []
+    real = build_module._build_search_index
+
+    def observed(folder, log):
+        alive.append(len(multiprocessing.active_children()))
+        return real(folder, log)
+
+    monkeypatch.setattr(build_module, "_build_search_index", observed)
+    build_snapshot([tmp_path / "towns.xml"], tmp_path / "large", workers=2)
+    assert alive == [0]
+    assert any(p.name.startswith("search-tantivy") for p in (tmp_path / "large").iterdir())

@@ -1140,6 +1140,9 @@ def build_snapshot(paths: Iterable[str | os.PathLike], out: str | os.PathLike,
                 raise
             manifest, report = _write_snapshot(tmp, stage, sources, ignored, pool, language, log, progress)
         shutil.rmtree(tmp / "staging", ignore_errors=True)
+        if pool is not None:        # the index is built here: the workers' memory (final-pass caches) goes first
+            pool.close()
+            pool = None
         _build_search_index(tmp, log)
         _replace_dir(tmp, out)
         done = True
