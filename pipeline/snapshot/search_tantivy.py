@@ -263,7 +263,10 @@ class TantivySearch:
         pass: a phrase query scores every match anyway, counting them costs no second pass."""
         if m <= 0:
             return (self.count(query) if count else None), []
-        limit = m + _SLACK
+        # twice the cut to start: a search costs about the same for a few hundred results as for m (clue
+        # queries at 10^6 pages: 3.09 ms for 132, 3.07 for 264), and equal scores running past a shorter
+        # read cost a second search (27% of those queries at m = 100; none from 2m)
+        limit = 2 * m + _SLACK
         while True:
             found = self.searcher.search(query, limit, count=count)
             hits = found.hits
