@@ -520,12 +520,22 @@ def trip_is_one(data: Any) -> None:
     """A trip the tools only estimate (``simulated``: no road graph covers it) is asked only where a
     reader would make it by road: driving from Sao Paulo to Paris (9,166 min, blind race 16, R14) has
     no answer a reader accepts, as the ocean between them has no road. Without land masses in the
-    offline data, an estimated road distance over ``SIMULATED_TRIP_MAX_KM`` is taken as such a trip."""
-    if not isinstance(data, dict) or data.get("provenance") != "simulated" or "duration_min" not in data:
+    offline data, an estimated road distance over ``SIMULATED_TRIP_MAX_KM`` is taken as such a trip.
+    A route (``maps_directions``) is one trip; a distance matrix's cells are each one, with their own
+    provenance (the driving distance from a town in Costa Rica to one in North Macedonia, 13,676 km:
+    blind race 41, R10)."""
+    if not isinstance(data, dict):
         return
-    if float(data.get("distance_km") or 0) > SIMULATED_TRIP_MAX_KM:
-        raise StopFailed(f"a {data.get('mode', 'driving')} trip of {data['distance_km']:,.0f} km the tools only "
-                         "estimate (no road data): it may cross a sea, so no clue asks it")
+    if "duration_min" in data:
+        trips = [data]
+    else:
+        trips = [cell for row in data.get("rows") or [] if isinstance(row, list) for cell in row if isinstance(cell, dict)]
+    for trip in trips:
+        if trip.get("provenance", data.get("provenance")) != "simulated":
+            continue
+        if float(trip.get("distance_km") or 0) > SIMULATED_TRIP_MAX_KM:
+            raise StopFailed(f"a {data.get('mode', 'driving')} trip of {trip['distance_km']:,.0f} km the tools only "
+                             "estimate (no road data): it may cross a sea, so no clue asks it")
 
 
 def run_tool_chain(stop: Stop, values: dict[int, Any], toolbox: Toolbox, trace: list[TraceEntry]) -> Any:
