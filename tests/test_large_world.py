@@ -74,8 +74,29 @@ def test_no_page_is_on_more_routes_of_a_run_than_its_cap(tmp_path):
 
     uses, result = routes(capped, "capped")
     assert max(uses.values()) == 1
-    assert any(r["reason"].startswith("accept: the page") for r in result.rejected) or \
+    assert any(r["reason"].startswith("claim: the page") for r in result.rejected) or \
         any(leg.metadata.get("full_pages") for leg in result.accepted)
+
+
+def test_legs_of_one_round_through_one_page_claim_it_in_slot_order(tmp_path):
+    """Four legs from one seed (Asia) plan their first hops in the same round through the same pages; with
+    every page held to one route, the later slots give their slots back right after plan (``claim``) and
+    plan again, and no leg reaches acceptance through a page the earlier slots filled (that would fail
+    the run: the driver treats it as a bug)."""
+    from collections import Counter
+
+    from flows.generate import local_map_stage, route_pages, run_generation
+    overrides = ("generation.max_page_share=0.0", "generation.min_page_uses=1", "generation.max_country_uses=1")
+    settings = load_settings(cache_path=tmp_path / "cache.sqlite")
+    params = GenerationParams(level="medium", variant="linear", count=4, seed=3, preset_overrides=overrides,
+                              seed_title="Asia")
+    result = run_generation(params, tmp_path / "run", settings,
+                            local_map_stage(StageContext.create(settings, list(overrides))))
+    claims = [r for r in result.rejected if r["stage"] == "claim"]
+    assert claims and all(r["reason"].startswith("claim: the page ") and "plans again next round" in r["reason"]
+                          for r in claims)
+    uses = Counter(p for leg in result.accepted for p in route_pages(leg))
+    assert len(result.accepted) == 4 and max(uses.values()) == 1
 
 
 def test_a_page_cap_holds_countries_to_their_own_cap(tmp_path):
