@@ -301,26 +301,6 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def previous(path: Path, measured: set[str]) -> tuple[list[str], list[dict]]:
-    """The run lines and rows of an earlier results file for the sizes this run did not measure:
-    a run at 10^5 keeps the 10^4 row written before (and the line saying when it was measured)."""
-    if not path.is_file():
-        return [], []
-    heads, rows = [], []
-    for line in path.read_text().splitlines():
-        if line.startswith("world_scale.py "):
-            heads.append(line)
-        elif line.startswith("| ") and not line.startswith("| pages |"):
-            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-            if len(cells) == len(COLUMNS) and cells[0] not in measured:
-                rows.append(dict(zip(COLUMNS, cells, strict=True)))
-    sizes = {r["pages"] for r in rows}
-    heads = [h for h in heads if any(f"--sizes {s.replace(',', '')}" in h or
-                                     s.replace(",", "") in h.split(" --seed")[0].split("--sizes ")[-1].split(",")
-                                     for s in sizes)]
-    return heads, rows
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000", help="content pages per world, comma-separated")
@@ -354,13 +334,13 @@ def main(argv: list[str] | None = None) -> int:
             row = dict.fromkeys(COLUMNS, f"FAILED ({type(exc).__name__}: {exc})")
             row["pages"] = f"{pages:,}"
             rows.append(row)
-    heads, kept = previous(a.out, {r["pages"] for r in rows})
-    heads.append(f"{head}; load average at the end {os.getloadavg()[0]:.1f}")
-    rows = sorted(kept + rows, key=lambda r: int(r["pages"].replace(",", "")))
-    text = ("\n".join(heads) + "\n(the machine is shared: times are on a loaded machine)\n\n" + table(rows) + "\n")
+    text = (f"{head}; load average at the end {os.getloadavg()[0]:.1f}\n"
+            "(the machine is shared: times are on a loaded machine)\n\n" + table(rows) + "\n")
     print("\n" + text)
+    # newest first: the earlier runs and any notes written beside them stay below, as they were
+    earlier = a.out.read_text() if a.out.is_file() else ""
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(text)
+    a.out.write_text(text + ("\n" + earlier if earlier else ""))
     print(f"written to {a.out}")
     return 0
 
