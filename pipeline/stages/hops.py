@@ -353,6 +353,8 @@ def named_hops(page, ctx: StageContext) -> list[Hop]:
                     continue
                 if any(subject_called_short(sentence, page.title, mentions[t]) for t in alike):
                     continue
+                if called_otherwise(sentence, said, kind, [mentions[t] for t in pages if t not in alike]):
+                    continue
                 if alike == [title]:
                     hop = Hop(title, Relation(kind="named", noun=kind, section=section, sentence=sentence))
                     readings = solver_readings(sentence, [kind], page.title, ctx)
@@ -625,6 +627,40 @@ def _placed(before: str, after: str) -> bool:
         return True
     qualifier = re.match(r",\s+([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)", after)
     return qualifier is not None and country_known(qualifier.group(1))
+
+
+def called_otherwise(sentence: str, said: str, kind: str, others: list[str]) -> bool:
+    """Does the sentence of a hop to a person of ``kind`` (named ``said`` there) call that person by an
+    occupation a reader does not take for the kind's, just before the name ("The writer Olive Rosepisford
+    described ..." for a painter), in an appositive after it or as what the person "was" ("His brother, Julia
+    Moreridholt, was also a well known politician" for an architect); or put the kind's own word just before
+    another name, whose page is not of the kind ("the painter" before a writer's name)? The clue's word
+    comes from the target's page; a reader weighs the sentence's and may read another name or doubt this
+    one. The synthetic world's sentences are drawn apart from the pages they name: blind races 42-44 met it
+    in five legs, every racer going by the page (issue 34, item 7)."""
+    noun = noun_of(kind)
+    if noun not in PERSON_WORDS:
+        return False
+    akin = kin(noun)
+    m = compiled(rf"(?<![\w'’-]){re.escape(said)}(?![\w-])").search(sentence)
+    if m is None:
+        return False
+    before, after = sentence[:m.start()], sentence[m.end():]
+    labels = [prior.group(1)] if (prior := re.search(r"([a-z][\w'-]*)\s+$", before)) else []
+    if appositive := _APPOSITIVE.match(after):
+        labels.append(appositive.group(1).split()[-1])
+    if called := _CALLED.match(after):
+        labels.append(called.group(1).split()[-1])
+    if any(w in PERSON_WORDS and w not in akin for w in labels):
+        return True
+    return any((n := re.search(rf"([a-z][\w'-]*)\s+{re.escape(other)}(?![\w-])", sentence)) and n.group(1) in akin
+               for other in others)
+
+
+# what a sentence says its subject "was": ", was also a well known politician", " is a British architect"
+_CALLED = re.compile(r",?\s+(?:was|is|became|remains)\s+(?:also\s+|later\s+)?(?:an?|the)\s+"
+                     r"((?:[\w'’-]+\s+){0,4}?[\w'’-]+)(?=\s+(?:of|in|on|from|for|at|by|who|and|with|to|whose|"
+                     r"during|as)\b|\s*[,;:.()]|$)")
 
 
 def named_otherwise(sentence: str, said: str, kind: str, page) -> bool:
