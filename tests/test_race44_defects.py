@@ -14,6 +14,11 @@ from pipeline.stages.hops import called_otherwise, named_hops
     # R02 clue 5 ("the architect")
     ("His brother, Julia Moreridholt, was also a well known politician.", "Julia Moreridholt", "architect", [], True),
     ("Carl Dorn, a German sculptor, met Anna Bolt in Paris.", "Carl Dorn", "physicist", [], True),
+    # race 45: R16 clue 5 ("the footballer"): sports have no class of KIND_CLASSES, and are trades all the same
+    ("The writer George Calarwick described the old town square in a book published in 1560.", "George Calarwick",
+     "footballer", [], True),
+    ("The footballer George Calarwick described the old town square.", "George Calarwick", "writer", [], True),
+    ("The footballer George Calarwick described the old town square.", "George Calarwick", "footballer", [], False),
     # the kind's own word before another name, not of the kind by its page: a reader takes that one
     ("The painter Anna Bolt met Carl Dorn in Paris.", "Carl Dorn", "painter", ["Anna Bolt"], True),
     # words of the kind's class, or nothing said of the person: one reading

@@ -639,7 +639,7 @@ def called_otherwise(sentence: str, said: str, kind: str, others: list[str]) -> 
     one. The synthetic world's sentences are drawn apart from the pages they name: blind races 42-44 met it
     in five legs, every racer going by the page (issue 34, item 7)."""
     noun = noun_of(kind)
-    if noun not in PERSON_WORDS:
+    if noun not in _OCCUPATIONS:
         return False
     akin = kin(noun)
     m = compiled(rf"(?<![\w'’-]){re.escape(said)}(?![\w-])").search(sentence)
@@ -651,12 +651,16 @@ def called_otherwise(sentence: str, said: str, kind: str, others: list[str]) -> 
         labels.append(appositive.group(1).split()[-1])
     if called := _CALLED.match(after):
         labels.append(called.group(1).split()[-1])
-    if any(w in PERSON_WORDS and w not in akin for w in labels):
+    if any(w in _OCCUPATIONS and w not in akin for w in labels):
         return True
     return any((n := re.search(rf"([a-z][\w'-]*)\s+{re.escape(other)}(?![\w-])", sentence)) and n.group(1) in akin
                for other in others)
 
 
+# what a person is by trade: the person classes of ``KIND_CLASSES`` and the sports, which have none
+# ("The writer George Calarwick ..." for a footballer: blind race 45, R16)
+_OCCUPATIONS = PERSON_WORDS | frozenset(["footballer", "cricketer", "athlete", "boxer", "swimmer", "cyclist", "golfer",
+                                         "wrestler", "jockey", "skier", "sprinter", "gymnast", "rugby", "tennis"])
 # what a sentence says its subject "was": ", was also a well known politician", " is a British architect"
 _CALLED = re.compile(r",?\s+(?:was|is|became|remains)\s+(?:also\s+|later\s+)?(?:an?|the)\s+"
                      r"((?:[\w'’-]+\s+){0,4}?[\w'’-]+)(?=\s+(?:of|in|on|from|for|at|by|who|and|with|to|whose|"
