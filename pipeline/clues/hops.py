@@ -30,30 +30,36 @@ def measure_value(measure: str, figures: list[float]) -> float:
 @functools.lru_cache(maxsize=1 << 16)   # a pure function of its arguments; plan words each hop it weighs again and again
 def hop_wording(kind: str, from_clue: int, noun: str | None, *, label: str | None = None, sentence: str | None = None,
                 where: str | None = None, count: int | None = None, extreme: str | None = None,
-                measure: str | None = None, position: int | None = None) -> str:
+                measure: str | None = None, position: int | None = None, went: bool = False) -> str:
     """A hop's sentence (``templates/clues/hop.j2``): ``named`` (the ``noun`` that ``sentence`` of its
     ``where`` names; with ``position``, the position-th of the ``count`` such things), ``described``
     (the ``noun`` its short description names), ``infobox`` (the ``noun`` its infobox gives for
     ``label``), ``choice`` (of the ``count`` countries the sentence names, the one with the ``extreme``
-    ``measure``)."""
+    ``measure``). ``went``: clue ``from_clue`` went to the page it read its answer on (a hop or a choice), which
+    the wording then says (``WENT``)."""
     if kind in ("infobox", "described"):
-        return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, label=label)
-    return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, sentence=sentence, where=where,
+        return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, label=label, went=went)
+    return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, sentence=sentence, where=where, went=went,
                   count=count_word(count or 0), extreme=extreme, measure=measure, position=position,
                   nouns=plural(noun or ""), nth=ordinal(position or 1))
 
 
 # how a hop names the page it leaves (templates/clues/hop.j2 and wide.j2 write it)
 FROM_PAGE = "the page where you found the answer to clue"
+# said of a clue that went to a page of its own (a hop or a choice): the page it read its answer on is the page it
+# went to, not the one it started from, where it read the sentence or the list (five racers read it so: blind races
+# 34, 37, 38, 43 and 45)
+WENT = " (the page that clue went to)"
+_WENT = re.escape(WENT)
 # a hop clue's opening words, which say nothing of the page it goes to (the skip probe leaves them out)
-REFERENCE_LEAD = re.compile(rf"\b(?:From|On) {FROM_PAGE} \d+,\s*")
-HOP_NAMED = re.compile(rf"^From {FROM_PAGE} (\d+), go to the page of the (?:(\w+) of the (\w+) )?"
+REFERENCE_LEAD = re.compile(rf"\b(?:From|On) {FROM_PAGE} \d+(?:{_WENT})?,\s*")
+HOP_NAMED = re.compile(rf"^From {FROM_PAGE} (\d+)(?:{_WENT})?, go to the page of the (?:(\w+) of the (\w+) )?"
                        rf"([a-z' -]+?) that {SENTENCE} of its {BLOCK} names\.$", re.DOTALL)
-HOP_DESCRIBED = re.compile(rf"^From {FROM_PAGE} (\d+), go to the page of the ([a-z' -]+?) that its short "
+HOP_DESCRIBED = re.compile(rf"^From {FROM_PAGE} (\d+)(?:{_WENT})?, go to the page of the ([a-z' -]+?) that its short "
                            r"description names\.$", re.DOTALL)
-HOP_INFOBOX = re.compile(rf'^From {FROM_PAGE} (\d+), go to the page of the ([a-z\' -]+?) that its infobox gives '
+HOP_INFOBOX = re.compile(rf'^From {FROM_PAGE} (\d+)(?:{_WENT})?, go to the page of the ([a-z\' -]+?) that its infobox gives '
                          r'for "(.*?)"\.$', re.DOTALL)
-HOP_CHOICE = re.compile(rf"^On {FROM_PAGE} (\d+), {SENTENCE} of its {BLOCK} names (\w+) countries: go to the "
+HOP_CHOICE = re.compile(rf"^On {FROM_PAGE} (\d+)(?:{_WENT})?, {SENTENCE} of its {BLOCK} names (\w+) countries: go to the "
                         rf"page of the one with the ({'|'.join(EXTREMES)}) ({'|'.join(sorted(MEASURES, key=len, reverse=True))}), as the country "
                         rf"statistics give it\.$", re.DOTALL)
 HOPS = (HOP_NAMED, HOP_DESCRIBED, HOP_INFOBOX, HOP_CHOICE)

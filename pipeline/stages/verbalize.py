@@ -545,18 +545,26 @@ def probe_finds(ctx: StageContext, query: str, title: str, *, hop_phrase: bool =
 def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:
     """The ways a hop's clue may name its page through the page before (``templates/clues/hop.j2``),
     most telling first: the sentence by its rank or its first words."""
-    return relation_phrases(stop.transition.relation, stop.transition.from_stop + 1, names, origin)
+    went = went_to(leg.stops[stop.transition.from_stop])   # clue from_stop + 1 went to its page
+    return relation_phrases(stop.transition.relation, stop.transition.from_stop + 1, names, origin, went)
 
 
-def relation_phrases(rel, from_clue: int, names: list[str], origin: dict) -> list[str]:
+def went_to(stop: Stop) -> bool:
+    """Did this stop's clue go to its page (a hop through the page before, a choice among countries, a search
+    bridge), so that the page it read its answer on is not the one it started from? The seed's clue did not."""
+    t = stop.transition
+    return t is not None and (t.relation is not None or bool(t.search_query))
+
+
+def relation_phrases(rel, from_clue: int, names: list[str], origin: dict, went: bool = False) -> list[str]:
     """``hop_phrases`` of a relation out of the page ``origin`` (a ``fetch_webpage`` result, or its
     lead and sections), from clue ``from_clue``: what plan checks a hop against before it offers it."""
     if rel.kind in ("infobox", "described"):
-        return [hop_wording(rel.kind, from_clue, rel.noun, label=rel.label)]
+        return [hop_wording(rel.kind, from_clue, rel.noun, label=rel.label, went=went)]
     out = []
     for where, block in sentence_places(Extraction(source="prose", section=rel.section or ""), origin, names):
         for sentence in sentence_refs(block, rel.sentence or "", names):
-            out.append(hop_wording(rel.kind, from_clue, rel.noun, sentence=sentence, where=where,
+            out.append(hop_wording(rel.kind, from_clue, rel.noun, sentence=sentence, where=where, went=went,
                                    count=len(rel.candidates), extreme=rel.extreme, measure=rel.measure,
                                    position=rel.position))
     return out
