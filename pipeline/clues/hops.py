@@ -38,8 +38,9 @@ def hop_wording(kind: str, from_clue: int, noun: str | None, *, label: str | Non
     ``measure``). ``went``: clue ``from_clue`` went to the page it read its answer on (a hop or a choice), which
     the wording then says (``WENT``)."""
     if kind in ("infobox", "described"):
-        return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, label=label, went=went)
-    return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, sentence=sentence, where=where, went=went,
+        return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, label=label, went=WENT if went else "")
+    return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, sentence=sentence, where=where,
+                  went=WENT if went else "",
                   count=count_word(count or 0), extreme=extreme, measure=measure, position=position,
                   nouns=plural(noun or ""), nth=ordinal(position or 1))
 

@@ -646,7 +646,7 @@ def called_otherwise(sentence: str, said: str, kind: str, others: list[str]) -> 
     if m is None:
         return False
     before, after = sentence[:m.start()], sentence[m.end():]
-    labels = [prior.group(1)] if (prior := re.search(r"([a-z][\w'-]*)\s+$", before)) else []
+    labels = [prior.group(1)] if (prior := _WORD_BEFORE.search(before)) else []
     if appositive := _APPOSITIVE.match(after):
         labels.append(appositive.group(1).split()[-1])
     if called := _CALLED.match(after):
@@ -657,6 +657,8 @@ def called_otherwise(sentence: str, said: str, kind: str, others: list[str]) -> 
                for other in others)
 
 
+# the lowercase word just before a name ("the ship Santiago", "The writer Olive Rosepisford")
+_WORD_BEFORE = re.compile(r"([a-z][\w'-]*)\s+$")
 # what a person is by trade: the person classes of ``KIND_CLASSES`` and the sports, which have none
 # ("The writer George Calarwick ..." for a footballer: blind race 45, R16)
 _OCCUPATIONS = PERSON_WORDS | frozenset(["footballer", "cricketer", "athlete", "boxer", "swimmer", "cyclist", "golfer",
@@ -694,7 +696,7 @@ def named_otherwise(sentence: str, said: str, kind: str, page) -> bool:
         return False
     if named_as(sentence, said):
         return True   # "Jacob, later given the name Israel": a name given, not the country (blind race 18, R13)
-    prior = re.search(r"([a-z][\w'-]*)\s+$", before)
+    prior = _WORD_BEFORE.search(before)
     if (prior and reading_of(prior.group(1))) or set(said.split()) <= _makers(page):
         return True
     if _placed(before, after):
