@@ -25,7 +25,7 @@ from pipeline.stages.verbalize import forbidden_names
 from pipeline.validate import TraceChecker
 
 # medium DAG: page stops reached by search, a diamond, roadblocks on a country, a simulated value
-RUN = GenerationParams(level="medium", variant="dag", count=2, seed=6)
+RUN = GenerationParams(level="medium", variant="dag", count=2, seed=7)
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +143,8 @@ def test_1_stops_out_of_place(legs, ctx):
 def test_1_a_linear_leg_with_a_diamond(legs, ctx):
     leg = a_leg(legs, has_diamond, "a diamond")
     leg.variant = "linear"
-    assert inv.check_dag(leg, ctx.presets[leg.level]) == ["linear leg has 1 diamonds"]
+    assert leg.diamonds >= 1
+    assert inv.check_dag(leg, ctx.presets[leg.level]) == [f"linear leg has {leg.diamonds} diamonds"]
     assert "1_dag" in failing(leg, ctx)
 
 
@@ -687,13 +688,19 @@ def test_1_every_diamond_is_checked_not_only_the_first_broken_one(legs, ctx):
 
 
 def test_7_every_page_stop_is_checked_after_one_fails(legs, ctx):
-    leg = a_leg(legs, lambda leg: len(page_stops(leg)) > 2, "three page stops")
-    first, second, third = page_stops(leg)[:3]
+    def prose(s):
+        return s.extraction is not None and bool(s.extraction.sentence)
+    leg = a_leg(legs, lambda leg: len(page_stops(leg)) > 2 and any(map(prose, page_stops(leg)[1:])),
+                "three page stops, one after the seed read from a sentence")
+    first, *later = page_stops(leg)
+    second = next(s for s in later if prose(s))                  # its sentence is what breaks
+    third = next(s for s in later if s is not second)
     first.page_url = "https://en.wikipedia.org/wiki/No_such_page_in_the_snapshot_at_all"
     second.extraction.sentence = "A sentence the page does not have."
     third.value = "forged"
     errors = inv.check_page_facts(leg, lambda url: fetch(ctx, url))
-    assert [e.split(":")[0] for e in errors] == [f"stop {s.index}" for s in (first, second, third)]
+    assert [e.split(":")[0] for e in errors] == [f"stop {s.index}" for s in sorted((first, second, third),
+                                                                                   key=lambda s: s.index)]
 
 
 def test_7_an_infobox_date_is_compared_as_a_date(legs, ctx):

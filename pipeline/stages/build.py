@@ -231,6 +231,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     # 1. page stops, one fact each; alternate the roles so roadblocks find inputs
     items: list[tuple[tuple, Stop]] = []
     pages: list[Stop] = []
+    page_facts_left: list[list[Fact]] = []   # each page's facts it did not ask (none found unaskable)
     role_cycle = [["place", "number"], ["number", "place"], ["country", "place", "number"], ["date", "number"]]
     if leg.variant == "dag":  # diamonds fork places and countries: prefer them
         role_cycle = [["place", "country", "number"], ["country", "place", "number"], ["place", "number"], ["number", "place"]]
@@ -265,7 +266,19 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
                                          target_url=page.url, search_query=None if linked else title,
                                          relation=plan.relations[i - 1])
         pages.append(stop)
+        page_facts_left.append(others)
         items.append(((i, 0, 0), stop))
+
+    # 1b. wide stops (issue 34): sets collected around a place or country of the route. Too few here
+    # can only be fewer after pre-validation, which rejected them there: half the hard and extreme
+    # legs that reached it, each after a dry run of every stop. Made before the roadblocks so that a
+    # route short of them can first ask other places and countries its pages give (``_widen``)
+    wide = make_wide_stops(pages, ctx, rng, leg.level)
+    if len(wide) < preset.wide[0]:
+        wide = _widen(pages, page_facts_left, wide, items, names, ctx, rng, leg.level)
+    if len(wide) < preset.wide[0]:
+        raise Rejected(f"build: {len(wide)} wide stops can be made on the route's places, countries and pages, "
+                       f"the level needs {preset.wide[0]}-{preset.wide[1]}")
 
     # 2. roadblocks: consume text facts first (they must feed something), then any fact
     seq = 0
@@ -316,13 +329,7 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
         items.append((key, stop))
         outputs.append((key, stop))
 
-    # 2b. wide stops (issue 34): sets collected around a place or country of the route. Too few here
-    # can only be fewer after pre-validation, which rejected them there: half the hard and extreme
-    # legs that reached it, each after a dry run of every stop
-    wide = make_wide_stops(pages, ctx, rng, leg.level)
-    if len(wide) < preset.wide[0]:
-        raise Rejected(f"build: {len(wide)} wide stops can be made on the route's places, countries and pages, "
-                       f"the level needs {preset.wide[0]}-{preset.wide[1]}")
+    # 2b. the wide stops made in 1b, after their page's roadblocks
     for anchor, stop in wide:
         seq += 1
         items.append(((anchor, 1, seq), stop))
@@ -380,6 +387,51 @@ def run(leg: Leg, ctx: StageContext) -> Leg:
     if not any(s.kind == ROADBLOCK for s in stops):
         raise Rejected("build: no roadblock could be instantiated")
     return leg
+
+
+WIDE_INPUT_ROLES = ("place", "country")   # the facts a countries or airports set is asked around
+
+
+def _widen(pages: list[Stop], left: list[list[Fact]], wide: list[tuple[int, Stop]], items: list[tuple[tuple, Stop]],
+           names: list[str], ctx: StageContext, rng: random.Random, level: str) -> list[tuple[int, Stop]]:
+    """The level's wide stops for a route whose page stops gave too few: a page whose stop no wide stop is
+    made on asks instead another place or country it gives (askable), kept where the wide stops made then
+    are more, one page at a time in route order, until the level's count is made or no page has one.
+    ``pages`` and ``items`` are updated in place, the next page's hop then coming from the new stop. At
+    10^6 pages, where no page set is asked (too many opening texts to scan) and few links sets fit, 9 of 15
+    extreme linear legs were rejected for too few after their crawl and plan, though their routes gave other
+    places and countries than the ones asked."""
+    need = ctx.presets[level].wide[0]
+    for i in range(len(pages)):
+        if len(wide) >= need:
+            break
+        old = pages[i]
+        options = [f for f in left[i] if f.role in WIDE_INPUT_ROLES and isinstance(f.value, str) and f.value != old.value]
+        if id(old) in {o for _, s in wide for o in s.depends_on} or not options:   # (inputs by object id)
+            continue
+        rng.shuffle(options)
+        after = pages[i + 1].transition if i + 1 < len(pages) else None
+        at = next(n for n, (_, s) in enumerate(items) if s is old)
+        for fact in options:
+            new = _page_stop(fact, ctx.page(old.page_title))
+            if not askable(new, names, ctx):
+                continue
+            new.transition = old.transition
+            _swap(pages, items, i, at, new, after, old)
+            more = make_wide_stops(pages, ctx, rng, level)
+            if len(more) > len(wide):
+                wide = more
+                break
+            _swap(pages, items, i, at, old, after, new)
+    return wide
+
+
+def _swap(pages: list[Stop], items: list[tuple[tuple, Stop]], i: int, at: int, new: Stop, after, old: Stop) -> None:
+    """Put ``new`` in place of page stop ``old`` (route position ``i``, ``items[at]``), the next hop coming from it."""
+    pages[i] = new
+    items[at] = ((i, 0, 0), new)
+    if after is not None and after.from_stop == id(old):
+        after.from_stop = id(new)
 
 
 CALENDAR_DETOURS = frozenset({"leap_years_to_2000", "day_of_week"})   # detours that read a number as a year AD
