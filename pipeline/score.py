@@ -30,9 +30,17 @@ from pipeline.usage import UserError, run_cli
 
 
 def _resolver(snapshot: str | None) -> Callable | None:
-    if not snapshot:
+    """How a fetched title or URL is read as a page (its redirects followed): through ``snapshot``, by
+    default the configured world (``LEGWORK_SNAPSHOT`` or the embedded one), the world ``pipeline.tools``
+    serves a racer; ``none``: as written. A racer who fetched "Levumodwick City" got the page
+    Levumodwick, which the tool's answer names, and was scored as not having visited it (blind race 48,
+    R11: PVR 7 of 8)."""
+    if snapshot == "none":
         return None
-    return SnapshotStore.open(snapshot).resolve
+    path = Path(snapshot) if snapshot else load_settings().snapshot_dir
+    if not snapshot and not (path / "pages.sqlite").is_file():   # no world here: titles as written
+        return None
+    return SnapshotStore.open(path).resolve
 
 
 def write_trials(scores: list[TrialScore], out: Path) -> tuple[Path, Path]:
@@ -87,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--tasks", help="a task-set directory: score task-set trials (pipeline.scoring.tasks)")
     ap.add_argument("--runs", required=True, help="trial directories, JSONL records, Harbor trials or ATIF files")
     ap.add_argument("--judge", choices=("golden", "llm"), default="golden")
-    ap.add_argument("--snapshot", help="snapshot directory whose redirect table resolves URLs (optional)")
+    ap.add_argument("--snapshot", help="snapshot directory whose redirect table resolves fetched titles and URLs "
+                    "(default: the configured one, LEGWORK_SNAPSHOT or the embedded world; 'none': as written)")
     ap.add_argument("--llm-base-url")
     ap.add_argument("--llm-model")
     ap.add_argument("--out", help="report JSON path (without it: the table only)")
