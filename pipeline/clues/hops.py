@@ -30,17 +30,19 @@ def measure_value(measure: str, figures: list[float]) -> float:
 @functools.lru_cache(maxsize=1 << 16)   # a pure function of its arguments; plan words each hop it weighs again and again
 def hop_wording(kind: str, from_clue: int, noun: str | None, *, label: str | None = None, sentence: str | None = None,
                 where: str | None = None, count: int | None = None, extreme: str | None = None,
-                measure: str | None = None, position: int | None = None, went: bool = False) -> str:
+                measure: str | None = None, position: int | None = None, went: bool = False,
+                started: bool = False) -> str:
     """A hop's sentence (``templates/clues/hop.j2``): ``named`` (the ``noun`` that ``sentence`` of its
     ``where`` names; with ``position``, the position-th of the ``count`` such things), ``described``
     (the ``noun`` its short description names), ``infobox`` (the ``noun`` its infobox gives for
     ``label``), ``choice`` (of the ``count`` countries the sentence names, the one with the ``extreme``
     ``measure``). ``went``: clue ``from_clue`` went to the page it read its answer on (a hop or a choice), which
-    the wording then says (``WENT``)."""
+    the wording then says (``WENT``); ``started``: it read its answer on the page the leg starts on (``STARTED``)."""
+    note = WENT if went else STARTED if started else ""
     if kind in ("infobox", "described"):
-        return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, label=label, went=WENT if went else "")
+        return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, label=label, went=note)
     return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, sentence=sentence, where=where,
-                  went=WENT if went else "",
+                  went=note,
                   count=count_word(count or 0), extreme=extreme, measure=measure, position=position,
                   nouns=plural(noun or ""), nth=ordinal(position or 1))
 
@@ -51,7 +53,11 @@ FROM_PAGE = "the page where you found the answer to clue"
 # went to, not the one it started from, where it read the sentence or the list (five racers read it so: blind races
 # 34, 37, 38, 43 and 45)
 WENT = " (the page that clue went to)"
-_WENT = re.escape(WENT)
+# said of the clue read on the page the leg starts on: "the page where you found the answer to clue 1" was read as
+# the page of clue 1's answer (a country's) by a racer who then went on from there (blind race 49, R11; R07 and
+# R02 weighed the same reading)
+STARTED = " (the page you started on)"
+_WENT = "(?:" + re.escape(WENT) + "|" + re.escape(STARTED) + ")"
 # a hop clue's opening words, which say nothing of the page it goes to (the skip probe leaves them out)
 REFERENCE_LEAD = re.compile(rf"\b(?:From|On) {FROM_PAGE} \d+(?:{_WENT})?,\s*")
 HOP_NAMED = re.compile(rf"^From {FROM_PAGE} (\d+)(?:{_WENT})?, go to the page of the (?:(\w+) of the (\w+) )?"

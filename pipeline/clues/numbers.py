@@ -205,7 +205,11 @@ DOUBTFUL_NUMBER = re.compile(r"(?<![\d.,]\s)(?<![\d.,])\b(?:" + "|".join(_NUMBER
                              r"|(?<![\w.,-])\d[\d,.]*-[^\W\d_]+"
                              # a number a hyphen makes part of a name: "the WD-2's mask" gives a number to
                              # some readers, none to others (blind race 36, R22: "the 2 in WD-2"; "B-52")
-                             r"|[^\W\d_]-\d[\d,.]*")
+                             r"|[^\W\d_]-\d[\d,.]*"
+                             # a code of digits and letters: "Codes 2016 to 7E16" (the hexadecimal 20 and 7E, their
+                             # base written as a subscript and flattened), read as a year and 7 x 10^16 by some
+                             # readers, as codes by others (blind race 49, R16: "gives a year", 2016)
+                             r"|\b\d+[^\W\d_]+\d\w*|\b0x[0-9A-Fa-f]+\b")
 
 
 def doubtful_numbers(sentence: str) -> list[str]:

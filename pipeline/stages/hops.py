@@ -836,9 +836,13 @@ def called_alike(sentence: str, name: str, akin: frozenset[str] | set[str]) -> b
     many = "|".join(re.escape(plural(n)) for n in nouns)
     listed = rf"(?:{_NAME_WORD}(?:\s+{_NAME_WORD})*(?:,\s+and\s+|,\s+|\s+and\s+))*"
     named = rf"{re.escape(name)}(?![\w'’-])"
+    # "with its capital at Königsberg and then ... Berlin" calls Königsberg a capital, a city to a reader (blind
+    # race 49, R13: "the city that the fourth sentence names" of Prussia, the world without Königsberg's page)
+    owner = "|".join(sorted(_OF_OWNER & set(akin)))
+    placed = rf"|\b(?:{owner})\s+(?:at|was|is|became)\s+{named}" if owner else ""
     return compiled(rf"\b(?:(?:{one})\s+(?:of\s+)?{named}|(?:{many})\s+(?:of\s+)?{listed}{named})"
                     rf"|(?<![\w'’-]){re.escape(name)},\s+an?\s+(?:(?!of\b)[a-z][\w-]*\s+){{0,3}}(?:{one})\b"
-                    ).search(sentence) is not None
+                    + placed).search(sentence) is not None
 
 
 def _completions(name: str, ctx: StageContext) -> list[str]:

@@ -268,7 +268,10 @@ MISSED_CUT = re.compile(r"[.!?][\"”’)]\s+[A-Z]|[a-z]{2}[.!?][A-Z][a-z]|[.!?]
                         r"|[a-z0-9]\s+(?:A|An|The|In|It|This|These|There|He|She|They|On|At)\s+[a-z0-9]"
                         # a sentence opening with a quote: '... a much longer time. "Hiking" is the preferred
                         # term in Canada ...' (blind race 36, R19 counted it as the fourth sentence)
-                        r"|[.!?]\s+[\"“][A-Z]")
+                        r"|[.!?]\s+[\"“][A-Z]"
+                        # a sentence opening with a digit: "... monolingual English speakers. 5.5% of the population
+                        # ..." (the split cuts only before a capital; blind race 49, R16 counted a sentence more)
+                        r"|[a-z]{2}[.!?]\s+\d")
 
 
 def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
@@ -545,8 +548,9 @@ def probe_finds(ctx: StageContext, query: str, title: str, *, hop_phrase: bool =
 def hop_phrases(leg: Leg, stop: Stop, names: list[str], origin: dict) -> list[str]:
     """The ways a hop's clue may name its page through the page before (``templates/clues/hop.j2``),
     most telling first: the sentence by its rank or its first words."""
-    went = went_to(leg.stops[stop.transition.from_stop])   # clue from_stop + 1 went to its page
-    return relation_phrases(stop.transition.relation, stop.transition.from_stop + 1, names, origin, went)
+    before = leg.stops[stop.transition.from_stop]   # clue from_stop + 1: it went to its page, or read the seed's
+    return relation_phrases(stop.transition.relation, stop.transition.from_stop + 1, names, origin,
+                            went_to(before), started=started_on(before))
 
 
 def went_to(stop: Stop) -> bool:
@@ -556,15 +560,21 @@ def went_to(stop: Stop) -> bool:
     return t is not None and (t.relation is not None or bool(t.search_query))
 
 
-def relation_phrases(rel, from_clue: int, names: list[str], origin: dict, went: bool = False) -> list[str]:
+def started_on(stop: Stop) -> bool:
+    """Is this the stop of the page the leg starts on (the seed's: reached from no stop)?"""
+    return stop.transition is None or stop.transition.from_stop is None
+
+
+def relation_phrases(rel, from_clue: int, names: list[str], origin: dict, went: bool = False,
+                     started: bool = False) -> list[str]:
     """``hop_phrases`` of a relation out of the page ``origin`` (a ``fetch_webpage`` result, or its
     lead and sections), from clue ``from_clue``: what plan checks a hop against before it offers it."""
     if rel.kind in ("infobox", "described"):
-        return [hop_wording(rel.kind, from_clue, rel.noun, label=rel.label, went=went)]
+        return [hop_wording(rel.kind, from_clue, rel.noun, label=rel.label, went=went, started=started)]
     out = []
     for where, block in sentence_places(Extraction(source="prose", section=rel.section or ""), origin, names):
         for sentence in sentence_refs(block, rel.sentence or "", names):
-            out.append(hop_wording(rel.kind, from_clue, rel.noun, sentence=sentence, where=where, went=went,
+            out.append(hop_wording(rel.kind, from_clue, rel.noun, sentence=sentence, where=where, went=went, started=started,
                                    count=len(rel.candidates), extreme=rel.extreme, measure=rel.measure,
                                    position=rel.position))
     return out
