@@ -40,10 +40,9 @@ def hop_wording(kind: str, from_clue: int, noun: str | None, *, label: str | Non
     the wording then says (``WENT``); ``started``: it read its answer on the page the leg starts on (``STARTED``)."""
     note = WENT if went else STARTED if started else ""
     if kind in ("infobox", "described"):
-        return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, label=label, went=note)
+        return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, label=label, note=note)
     return render("hop.j2", kind=kind, from_clue=from_clue, noun=noun, sentence=sentence, where=where,
-                  went=note,
-                  count=count_word(count or 0), extreme=extreme, measure=measure, position=position,
+                  note=note, count=count_word(count or 0), extreme=extreme, measure=measure, position=position,
                   nouns=plural(noun or ""), nth=ordinal(position or 1))
 
 
@@ -57,16 +56,16 @@ WENT = " (the page that clue went to)"
 # the page of clue 1's answer (a country's) by a racer who then went on from there (blind race 49, R11; R07 and
 # R02 weighed the same reading)
 STARTED = " (the page you started on)"
-_WENT = "(?:" + re.escape(WENT) + "|" + re.escape(STARTED) + ")"
+_PAGE_NOTE = "(?:" + re.escape(WENT) + "|" + re.escape(STARTED) + ")"   # either, after the clue's number
 # a hop clue's opening words, which say nothing of the page it goes to (the skip probe leaves them out)
-REFERENCE_LEAD = re.compile(rf"\b(?:From|On) {FROM_PAGE} \d+(?:{_WENT})?,\s*")
-HOP_NAMED = re.compile(rf"^From {FROM_PAGE} (\d+)(?:{_WENT})?, go to the page of the (?:(\w+) of the (\w+) )?"
+REFERENCE_LEAD = re.compile(rf"\b(?:From|On) {FROM_PAGE} \d+(?:{_PAGE_NOTE})?,\s*")
+HOP_NAMED = re.compile(rf"^From {FROM_PAGE} (\d+)(?:{_PAGE_NOTE})?, go to the page of the (?:(\w+) of the (\w+) )?"
                        rf"([a-z' -]+?) that {SENTENCE} of its {BLOCK} names\.$", re.DOTALL)
-HOP_DESCRIBED = re.compile(rf"^From {FROM_PAGE} (\d+)(?:{_WENT})?, go to the page of the ([a-z' -]+?) that its short "
+HOP_DESCRIBED = re.compile(rf"^From {FROM_PAGE} (\d+)(?:{_PAGE_NOTE})?, go to the page of the ([a-z' -]+?) that its short "
                            r"description names\.$", re.DOTALL)
-HOP_INFOBOX = re.compile(rf'^From {FROM_PAGE} (\d+)(?:{_WENT})?, go to the page of the ([a-z\' -]+?) that its infobox gives '
+HOP_INFOBOX = re.compile(rf'^From {FROM_PAGE} (\d+)(?:{_PAGE_NOTE})?, go to the page of the ([a-z\' -]+?) that its infobox gives '
                          r'for "(.*?)"\.$', re.DOTALL)
-HOP_CHOICE = re.compile(rf"^On {FROM_PAGE} (\d+)(?:{_WENT})?, {SENTENCE} of its {BLOCK} names (\w+) countries: go to the "
+HOP_CHOICE = re.compile(rf"^On {FROM_PAGE} (\d+)(?:{_PAGE_NOTE})?, {SENTENCE} of its {BLOCK} names (\w+) countries: go to the "
                         rf"page of the one with the ({'|'.join(EXTREMES)}) ({'|'.join(sorted(MEASURES, key=len, reverse=True))}), as the country "
                         rf"statistics give it\.$", re.DOTALL)
 HOPS = (HOP_NAMED, HOP_DESCRIBED, HOP_INFOBOX, HOP_CHOICE)
