@@ -261,7 +261,7 @@ def test_roadblocks_of_every_template(name):
 
 def test_every_role_has_its_word():
     for role in ("place", "country", "date", "number", "company", "coin"):
-        assert input_ref(role, 4) == f"the {ROLE_WORD[role]} that clue 4 asks for"
+        assert input_ref(role, 4).startswith(f"the {ROLE_WORD[role]} ")
 
 
 @pytest.mark.parametrize("name", sorted(DETOURS))

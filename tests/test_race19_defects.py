@@ -60,7 +60,7 @@ def test_a_place_centred_country_set_says_the_place_s_own_country_counts():
     the riddle-only solver reads it back."""
     from pipeline.clues.wide import parse_wide, wide_clue
     text = wide_clue(WideSpec("countries", "largest", radius_km=1190.0, figure="area", rank=4), "place", 6)
-    assert "of the place that clue 6 asks for (a country whose capital is that place itself not excluded)." in text
+    assert "of the place that is the answer to clue 6 (a country whose capital is that place itself not excluded)." in text
     back, ref = parse_wide(text)
     assert (back.aggregate, back.rank, back.radius_km, ref) == ("largest", 4, 1190.0, 6)
 

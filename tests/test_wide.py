@@ -51,7 +51,7 @@ def test_a_wide_clue_reads_back_as_the_set_it_defines(spec, role, clue):
 
 def test_a_country_input_is_measured_from_its_capital_and_counts_itself():
     text = wide_clue(WideSpec("countries", "count", radius_km=800.0), "country", 3)
-    assert "of the capital of the country that clue 3 asks for (that country itself not excluded)" in text
+    assert "of the capital of the country that is the answer to clue 3 (that country itself not excluded)" in text
     assert "within 800 km" in text
 
 

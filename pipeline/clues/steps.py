@@ -23,10 +23,16 @@ ORDER_WORDS = ("first", "nearest", "closest", "top", "highest", "lowest", "large
 
 
 def input_ref(role: str, clue: int) -> str:
-    """An earlier clue's answer as a roadblock's input: "the country that clue 3 asks for" ("that clue 10
-    asks for", not "from clue 10": clue 10 may go to a country's page and ask for another country there;
-    a racer took the page's country for it)."""
-    return f"the {ROLE_WORD.get(role, 'number')} that clue {clue} asks for"
+    """An earlier clue's answer as a roadblock's input: "the country that is the answer to clue 3". Not
+    "from clue 10" (clue 10 may go to a country's page and ask for another country there; a racer took the
+    page's country for it), nor "that clue 10 asks for" (four racers of races 34-50 read it as the country
+    whose page clue 10 asks on)."""
+    return f"the {ROLE_WORD.get(role, 'number')} that is the answer to clue {clue}"
+
+
+# an earlier clue's answer however a leg of any release wrote it: "from clue 3", "that clue 3 asks for",
+# "that is the answer to clue 3" (``input_ref``)
+INPUT_REF_TAIL = r"(?:from clue|that clue|that is the answer to clue) (\d+)(?: asks for)?"
 
 
 def roadblock_clue(value: str, fields: dict) -> str:
@@ -49,7 +55,7 @@ def date_ranges(template: dict) -> set[str]:
 @functools.cache
 def _head(value: str, ranges: frozenset[str]) -> re.Pattern:
     head = re.escape(value)
-    head = re.sub(r"\\\{in(\d)\\\}", rf"the {ROLE_WORDS} (?:from clue|that clue) (\\d+)(?: asks for)?", head)
+    head = re.sub(r"\\\{in(\d)\\\}", lambda _: rf"the {ROLE_WORDS} {INPUT_REF_TAIL}", head)
     head = re.sub(r"\\\{(\w+)\\\}", functools.partial(_param_pattern, set(ranges)), head)
     return re.compile(ROADBLOCK_START + head + r"\.")
 
@@ -66,9 +72,8 @@ def roadblock_inputs(m: re.Match, template: dict) -> list[int]:
     return [int(g) for k, g in enumerate(m.groups()) if k not in dates]
 
 
-# an input's reference in a roadblock's clue, either way it is written ("the place from clue 3", "the
-# place that clue 3 asks for")
-_INPUT_REF = re.compile(rf"the {ROLE_WORDS} (?:from clue (\d+)|that clue (\d+) asks for)")
+# an input's reference in a roadblock's clue, any way it is written (``INPUT_REF_TAIL``)
+_INPUT_REF = re.compile(rf"the {ROLE_WORDS} {INPUT_REF_TAIL}")
 
 
 def roadblock_reads(value: str, params: dict, inputs: list[int], text: str) -> bool:
@@ -78,7 +83,7 @@ def roadblock_reads(value: str, params: dict, inputs: list[int], text: str) -> b
     fields = dict(params)
     for k, i in enumerate(inputs):
         fields[f"in{k}"] = f"§{i}"
-    return _INPUT_REF.sub(lambda m: "§" + (m.group(1) or m.group(2)), text) == ROADBLOCK_START + value.format(**fields) + "."
+    return _INPUT_REF.sub(lambda m: "§" + m.group(1), text) == ROADBLOCK_START + value.format(**fields) + "."
 
 
 def parse_roadblock(text: str) -> list[dict]:

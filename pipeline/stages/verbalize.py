@@ -657,7 +657,7 @@ def input_phrase(leg: Leg, i: int) -> str:
     word = s.fact.role if s.kind == ROUTE_INFO and s.fact else "number"
     if s.kind == ROUTE_INFO and s.value_type == "number":
         word = "number"
-    return input_ref(word, i + 1)   # "that clue 10 asks for" (clues.input_ref)
+    return input_ref(word, i + 1)   # "that is the answer to clue 10" (clues.input_ref)
 
 
 def clue_for(leg: Leg, stop: Stop, names: list[str], variant: int, ctx: StageContext) -> str:
