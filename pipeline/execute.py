@@ -14,6 +14,7 @@ import functools
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,6 +158,14 @@ COMPASS_ELLIPSIS = re.compile(r"\b(?:North|South|East|West|Central)(?:ern)?\s*(?
 OF_ANOTHER_AGE = re.compile(r"\b(?:[Aa]ncient|[Pp]rehistoric|[Mm]edieval|[Pp]re-?colonial)\s+([A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
 
 
+def is_country_like(name: str) -> bool:
+    """Is ``name`` one of ``COUNTRY_LIKE``, however its letters are accented ("Zaïre" is Zaire: blind race 51,
+    R15, where "the United States, Zaïre and South Africa" was asked as naming two countries)?"""
+    if not name.isascii():
+        name = "".join(ch for ch in unicodedata.normalize("NFKD", name) if not unicodedata.combining(ch))
+    return name in COUNTRY_LIKE
+
+
 def country_like(text: str) -> list[str]:
     """The names in ``text`` a reader may take for a country the country data does not hold: a whole
     capitalised run in ``COUNTRY_LIKE`` ("America", not "South America"), or one holding a polity word
@@ -168,7 +177,7 @@ def country_like(text: str) -> list[str]:
             words = words[1:]
         name = " ".join(words)
         rest = functools.reduce(lambda text, other: text.replace(other, ""), NOT_POLITIES, name)
-        if name in COUNTRY_LIKE or any(w.strip(",.") in POLITY_WORDS for w in rest.split()):
+        if is_country_like(name) or any(w.strip(",.") in POLITY_WORDS for w in rest.split()):
             out.append(name)
     return out
 
@@ -179,7 +188,7 @@ def country_like_inside(text: str) -> list[str]:
     names counts them (blind race 23, R03: James VI and I's first sentence, asked for "a country", names
     Scotland, England and Ireland)."""
     pieces = (re.split(r"\s+(?:of|and)\s+", m.group(0)) for m in NAME_RUN.finditer(text))
-    return [piece for split in pieces if len(split) > 1 for piece in split if piece in COUNTRY_LIKE]
+    return [piece for split in pieces if len(split) > 1 for piece in split if is_country_like(piece)]
 
 
 def countries_named(sentence: str, is_country: Callable[[str], bool]) -> list[str] | None:
@@ -233,7 +242,7 @@ def read_countries(sentence: str, is_country: Callable[[str], bool]) -> tuple[st
     rest = sentence
     for name in sorted(set(out), key=len, reverse=True):
         rest = rest.replace(name, " ")
-    if country_like(rest) or country_like_inside(rest) or any(name in COUNTRY_LIKE or _dependent(name) for name in out):
+    if country_like(rest) or country_like_inside(rest) or any(is_country_like(name) or _dependent(name) for name in out):
         return None
     if len({country_key(name) for name in out}) != len(set(out)):
         return None   # "Israel, officially the State of Israel": one country or two? (a blind racer counted two)
