@@ -258,6 +258,9 @@ MAX_COUNTED = 10    # past this many sentences, a reader is told the sentence's 
 DOUBTFUL_CUT = re.compile(r"(?:\b[A-Z]\.|\b(?:[A-Za-z]\.){2,}|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|No|Nos|Co|Inc|Ltd|Corp|"
                           r"Bros|Gen|Gov|Sen|Rep|Rev|Prof|Lt|Col|Capt|Sgt|Mt|Ft|vs|etc|approx|ca|c|Vol|pp|ed|eds|Op|"
                           r"viz|cf|al|esp|incl|fig|lit|resp|ibid|Fr|Sr|Messrs|Mme|Mlle|Hon|Pres|Adm|Maj|Cmdr)\.)$")
+# a cut after a name's middle initial ("Rose U.", "John F."): no sentence end to any reader, so the words after
+# it open no sentence (the cut after "A.D." or "Dr." before a capital may be one: only counting across it is unsafe)
+MIDDLE_INITIAL = re.compile(r"\b[A-Z][a-z]+ [A-Z]\.$")
 
 # a sentence end the split does not cut at (a full stop inside quotes: '... "Brother Ray." He was ...', or
 # before a quote opening a sentence;
@@ -290,6 +293,9 @@ def sentence_refs(block: str, sentence: str, names: list[str]) -> list[str]:
     if DOUBTFUL_CUT.search(sentence) and k + 1 < len(sentences):
         return []   # "... in the Dwight D." / "... from 1 to 1800 A.D.": to a reader who does not cut there the
         #             sentence runs on into the next, which may name or give more (blind race 12, R23, R27)
+    if k > 0 and MIDDLE_INITIAL.search(sentences[k - 1]):
+        return []   # "The writer Rose U. Talisholt described ...": to a reader no sentence begins "Talisholt
+        #             described", and its rank is another (blind race 52, R03)
     counted = sentence_rank_ref(k + 1)
     # a line break inside a cut is a heading (or a list's line) glued to the sentence after it: one
     # reader counts it as a sentence, another does not (blind race 6, R08: "the 31st sentence" of a
