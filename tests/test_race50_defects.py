@@ -1,4 +1,4 @@
-"""Blind race 50's R13 (and races 34, 41 and 44 before it): "the country that clue 11 asks for" read as the
+"""Blind race 50's R13 (and race 34's R12 and race 38's R21 before it): "the country that clue 11 asks for" read as the
 country whose page clue 11 went to (Lebanon) where clue 11's answer was another country (Syria). An earlier
 clue's answer is now "the country that is the answer to clue 11"; legs released with the older wordings
 still read back (the solver and the parsers take all three)."""

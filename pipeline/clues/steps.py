@@ -25,8 +25,8 @@ ORDER_WORDS = ("first", "nearest", "closest", "top", "highest", "lowest", "large
 def input_ref(role: str, clue: int) -> str:
     """An earlier clue's answer as a roadblock's input: "the country that is the answer to clue 3". Not
     "from clue 10" (clue 10 may go to a country's page and ask for another country there; a racer took the
-    page's country for it), nor "that clue 10 asks for" (four racers of races 34-50 read it as the country
-    whose page clue 10 asks on)."""
+    page's country for it), nor "that clue 10 asks for" (three racers, of races 34, 38 and 50, read it as
+    the country whose page clue 10 went to)."""
     return f"the {ROLE_WORD.get(role, 'number')} that is the answer to clue {clue}"
 
 
