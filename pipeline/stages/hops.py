@@ -43,7 +43,16 @@ from pipeline.clues import (
     plural_in,
     singulars,
 )
-from pipeline.execute import NAME_RUN, NOT_NAMES, countries_named, country_known, country_like, get_path, named_as
+from pipeline.execute import (
+    NAME_RUN,
+    NOT_NAMES,
+    countries_named,
+    country_key,
+    country_known,
+    country_like,
+    get_path,
+    named_as,
+)
 from pipeline.model import Relation
 from pipeline.snapshot.page import compiled, subject_name
 from pipeline.snapshot.store import ASCII_LOWER
@@ -861,13 +870,17 @@ def _completions(name: str, ctx: StageContext) -> list[str]:
 def _country_doubt(sentence: str, title: str, kind: str) -> bool:
     """Where the kind could be a country ("country", "state", "kingdom"), may a reader take something
     else the sentence names for the target? A former state, a constituent country or a region beside
-    it ("England", "America": ``countries_named`` is None), or, for a country, no clean mention of it
-    (its name inside a longer one). A U.S. state named where no country is ("in Tyler, Texas") is fine."""
+    it ("England", "America": ``countries_named`` is None), for a country, no clean mention of it
+    (its name inside a longer one) or another country the sentence names, whatever its spelling there:
+    "in the Indonesian archipelago and Timor Leste" names Timor-Leste beside Indonesia though no page is
+    titled so (blind race 53, R13). A U.S. state named where no country is ("in Tyler, Texas") is fine."""
     if not could_be(kind, "country"):
         return False
     named = countries_named(sentence, country_known)
     if named is None and not country_known(title) and _lone_country_like(sentence, title):
         return False   # "a newspaper published in England": the target is the one country-like name there
+    if named and country_known(title) and any(country_key(name) != country_key(title) for name in named):
+        return True
     return named is None or (not named and country_known(title))
 
 
