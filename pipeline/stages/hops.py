@@ -852,9 +852,14 @@ def called_alike(sentence: str, name: str, akin: frozenset[str] | set[str]) -> b
     # race 49, R13: "the city that the fourth sentence names" of Prussia, the world without Königsberg's page)
     owner = "|".join(sorted(_OF_OWNER & set(akin)))
     placed = rf"|\b(?:{owner})\s+(?:at|was|is|became)\s+{named}" if owner else ""
+    # "neighboring Sri Jayawardenepura Kotte is the legislative capital" (blind races 51 and 55: "the city that the
+    # fourth sentence names" of Sri Lanka's, beside Colombo; the world has no page of it, GeoNames spells it otherwise)
+    said_to_be = "|".join(filter(None, (one, owner)))
+    predicate = (rf"|(?<![\w'’-]){re.escape(name)}\s+(?:is|was|became|remains)\s+(?:an?|the)\s+"
+                 rf"(?:(?!of\b)[a-z][\w-]*\s+){{0,3}}(?:{said_to_be})\b")
     return compiled(rf"\b(?:(?:{one})\s+(?:of\s+)?{named}|(?:{many})\s+(?:of\s+)?{listed}{named})"
                     rf"|(?<![\w'’-]){re.escape(name)},\s+an?\s+(?:(?!of\b)[a-z][\w-]*\s+){{0,3}}(?:{one})\b"
-                    + placed).search(sentence) is not None
+                    + placed + predicate).search(sentence) is not None
 
 
 def _completions(name: str, ctx: StageContext) -> list[str]:
