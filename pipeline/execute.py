@@ -14,7 +14,6 @@ import functools
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +41,7 @@ from pipeline.tools.registry import Toolbox
 from pipeline.tools.toollog import MAX_CHARS, truncate
 from pipeline.transforms import apply_detour
 from pipeline.world.countries import EXTRA_ALIASES, country_table
-from pipeline.world.geo import normalise_name
+from pipeline.world.geo import normalise_name, strip_accents
 
 
 class StopFailed(Exception):
@@ -161,9 +160,7 @@ OF_ANOTHER_AGE = re.compile(r"\b(?:[Aa]ncient|[Pp]rehistoric|[Mm]edieval|[Pp]re-
 def is_country_like(name: str) -> bool:
     """Is ``name`` one of ``COUNTRY_LIKE``, however its letters are accented ("Zaïre" is Zaire: blind race 51,
     R15, where "the United States, Zaïre and South Africa" was asked as naming two countries)?"""
-    if not name.isascii():
-        name = "".join(ch for ch in unicodedata.normalize("NFKD", name) if not unicodedata.combining(ch))
-    return name in COUNTRY_LIKE
+    return (name if name.isascii() else strip_accents(name)) in COUNTRY_LIKE
 
 
 def country_like(text: str) -> list[str]:

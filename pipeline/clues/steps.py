@@ -30,9 +30,15 @@ def input_ref(role: str, clue: int) -> str:
     return f"the {ROLE_WORD.get(role, 'number')} that is the answer to clue {clue}"
 
 
-# an earlier clue's answer however a leg of any release wrote it: "from clue 3", "that clue 3 asks for",
-# "that is the answer to clue 3" (``input_ref``)
-INPUT_REF_TAIL = r"(?:from clue|that clue|that is the answer to clue) (\d+)(?: asks for)?"
+def input_ref_tail(group: str | None = None) -> str:
+    """The pattern of an earlier clue's answer after its role word, however a leg of any release wrote it:
+    "from clue 3", "that clue 3 asks for", "that is the answer to clue 3" (``input_ref``); the clue's
+    number captured, in the named ``group`` if one is given."""
+    number = rf"(?P<{group}>\d+)" if group else r"(\d+)"
+    return rf"(?:from clue|that clue|that is the answer to clue) {number}(?: asks for)?"
+
+
+INPUT_REF_TAIL = input_ref_tail()
 
 
 def roadblock_clue(value: str, fields: dict) -> str:

@@ -6,7 +6,7 @@ import re
 
 from pipeline.clues.hops import FROM_PAGE
 from pipeline.clues.numbers import ORDINALS
-from pipeline.clues.steps import INPUT_REF_TAIL, input_ref
+from pipeline.clues.steps import input_ref, input_ref_tail
 from pipeline.clues.templates import render
 from pipeline.model import WideSpec
 
@@ -26,7 +26,7 @@ def wide_clue(spec: WideSpec, role: str, clue: int) -> str:
                   rank_word=f"{ORDINALS[spec.rank - 1]} " if spec.rank and spec.rank > 1 else "", word=spec.word)
 
 
-_REF = r"(?:the capital of )?the (?P<role>place|country) " + INPUT_REF_TAIL.replace("(\\d+)", "(?P<clue>\\d+)")
+_REF = r"(?:the capital of )?the (?P<role>place|country) " + input_ref_tail("clue")
 _RANK = r"(?:(?P<rank>" + "|".join(ORDINALS[1:]) + r") )?"
 _COUNTRIES = re.compile(
     r"Collect every country of the country statistics(?: whose population is at least (?P<threshold>[\d,.]+) people "

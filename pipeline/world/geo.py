@@ -21,13 +21,17 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 
 
+def strip_accents(text: str) -> str:
+    """``text`` with its letters' accents dropped ("Zaïre" -> "Zaire"), case and all else kept."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
 @functools.lru_cache(maxsize=1 << 18)   # pure, and asked of the same names hundreds of thousands of times a run
 def normalise_name(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form of a place name ("Saint-Étienne" -> "saint etienne")."""
     if text.isascii():   # most names: no accents to strip (the same result, five times faster)
         return _NON_WORD.sub(" ", text.lower().replace("'", "")).strip()
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    stripped = strip_accents(text.casefold())
     stripped = stripped.replace("ß", "ss").replace("ø", "o").replace("æ", "ae").replace("đ", "d").replace("ł", "l")
     stripped = stripped.replace("'", "").replace("\u2019", "").replace("\u02bc", "")
     return _NON_WORD.sub(" ", stripped).strip()
